@@ -1,0 +1,1 @@
+"""Translation between chat platforms (and the terminal) and ravbot's pipeline types."""

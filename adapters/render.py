@@ -1,0 +1,132 @@
+"""Platform-neutral rendering of an `Answer`: inline flags, footnotes, sources, summary, splitting."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from pipeline.types import Answer, Label, Verdict
+
+FLAGS = {Label.UNCERTAIN: "⚠️", Label.UNSUPPORTED: "❌", Label.CONTRADICTED: "❌"}
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+_LABEL_WORDS = {Label.UNCERTAIN: "uncertain", Label.UNSUPPORTED: "unsupported", Label.CONTRADICTED: "contradicted"}
+
+
+def marker(n: int, label: Label) -> str:
+    """The inline flag placed right after a flagged claim, e.g. `⚠️¹`."""
+    return FLAGS[label] + str(n).translate(_SUPERSCRIPT)
+
+
+def annotate(answer: Answer, escape: Callable[[str], str] = lambda s: s) -> tuple[str, list[str]]:
+    """The answer text with a flag after each flagged claim, and one footnote per flag.
+
+    `escape` is applied to generated text (answer and evidence) but not to the flags themselves.
+    """
+    text, pieces, notes, pos = answer.text, [], [], 0
+    flagged = sorted((v for v in answer.verdicts if v.flagged), key=lambda v: v.claim.end)
+    for n, verdict in enumerate(flagged, start=1):
+        end = max(pos, min(verdict.claim.end, len(text)))
+        pieces.append(escape(text[pos:end]))
+        pieces.append(" " + marker(n, verdict.label))
+        pos = end
+        notes.append(marker(n, verdict.label) + " " + footnote(verdict, escape))
+    pieces.append(escape(text[pos:]))
+    return "".join(pieces), notes
+
+
+def footnote(verdict: Verdict, escape: Callable[[str], str] = lambda s: s) -> str:
+    """"contradicted: source says 2018 — "…evidence…" (Title, link)"."""
+    words = _LABEL_WORDS[verdict.label]
+    if verdict.conflict:
+        words += f": source says {escape(verdict.conflict)}"
+    elif verdict.label is Label.UNSUPPORTED:
+        words += ": no source found that backs this"
+    elif verdict.label is Label.UNCERTAIN:
+        words += ": the sources only partly back this"
+    if verdict.sentence and verdict.evidence:
+        quote = verdict.sentence if len(verdict.sentence) <= 240 else verdict.sentence[:237] + "..."
+        where = escape(verdict.evidence.title or "source")
+        if verdict.evidence.link:
+            where += ", " + escape(verdict.evidence.link)
+        words += f' — "{escape(quote)}" ({where})'
+    return words
+
+
+def summary_line(answer: Answer) -> str:
+    """One line: "4 of 5 claims verified; 1 uncertain" (or why nothing was verified)."""
+    if answer.error:
+        return "Not verified: no answer was produced."
+    if answer.idk:
+        return "Nothing to verify: no relevant documents were found."
+    if not answer.verdicts:
+        return "No checkable claims (no names, dates or numbers) in this answer."
+    counts: dict[str, int] = {}
+    for v in answer.verdicts:
+        if v.flagged:
+            key = "unsupported" if v.label is Label.UNSUPPORTED else _LABEL_WORDS[v.label]
+            counts[key] = counts.get(key, 0) + 1
+    ok = sum(not v.flagged for v in answer.verdicts)
+    line = f"{ok} of {len(answer.verdicts)} claims verified"
+    if counts:
+        line += "; " + ", ".join(f"{n} {word}" for word, n in counts.items())
+    checked = sorted({s for v in answer.verdicts for s in v.checked_against})
+    if checked:
+        line += " (checked against " + " and ".join("Wikipedia" if s == "wikipedia" else "the knowledge base" for s in checked) + ")"
+    return line
+
+
+def timings_line(answer: Answer) -> str:
+    """"retrieve 120 ms · generate 4 ms · …" in pipeline order."""
+    return " · ".join(f"{stage} {ms:.0f} ms" for stage, ms in answer.timings.items())
+
+
+def source_lines(answer: Answer, link: Callable[[str, str], str] | None = None) -> list[str]:
+    """"[1] Title — link" per source; `link(url, title)` formats a platform link when a URL exists."""
+    lines = []
+    for s in answer.sources:
+        if s.url and link:
+            lines.append(f"[{s.id}] {link(s.url, s.title)}")
+        else:
+            lines.append(f"[{s.id}] {s.title}" + (f" — {s.link}" if s.link else ""))
+    return lines
+
+
+def to_text(answer: Answer) -> str:
+    """The whole answer as plain text (terminal, fallbacks)."""
+    body, notes = annotate(answer)
+    parts = [body]
+    if notes:
+        parts.append("\n".join(notes))
+    if answer.notes:
+        parts.append("\n".join(f"Note: {n}" for n in answer.notes))
+    if answer.sources:
+        parts.append("Sources:\n" + "\n".join(source_lines(answer)))
+    parts.append(summary_line(answer))
+    return "\n\n".join(parts)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Split `text` into pieces of at most `limit` characters, at paragraph or sentence boundaries
+    where possible, else at spaces, else hard. No piece is empty; joining loses only whitespace."""
+    if limit < 1:
+        raise ValueError(f"limit must be positive, got {limit}")
+    pieces: list[str] = []
+    rest = text.strip()
+    while len(rest) > limit:
+        window = rest[: limit + 1]
+        cut = max((m.end() for m in _SENTENCE_END.finditer(window) if m.start() <= limit and m.start() > 0), default=0)
+        if cut == 0:
+            cut = window.rfind(" ")
+        if cut <= 0:
+            cut = limit
+        piece = rest[:cut].rstrip()
+        if not piece:
+            piece, cut = rest[:limit], limit
+        pieces.append(piece)
+        rest = rest[cut:].lstrip()
+    if rest:
+        pieces.append(rest)
+    return pieces

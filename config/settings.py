@@ -1,0 +1,212 @@
+"""The settings table (name, default, help) and `load_settings`, the only reader of the environment.
+
+Precedence, lowest first: the defaults below, a TOML file (`RAVBOT_CONFIG` or `--config`),
+then environment variables: `RAVBOT_<NAME>` for every setting, and the conventional names
+(`SLACK_BOT_TOKEN`, `DISCORD_TOKEN`, `WEAVIATE_URL`, `PORT`, ...) where a setting has one.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    help: str
+    env: str = ""  # conventional environment variable, besides RAVBOT_<NAME>
+    secret: bool = False
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # --- where things live
+    Setting("data_dir", ".ravbot", "Directory holding the index, caches and feedback database."),
+    Setting("sources", "docs=docs", "Sources to index: `name=location|location;name2=...` (folders, files, URLs, sitemaps). TOML may use a `[sources]` table instead."),
+    Setting("reindex_interval_minutes", 60, "Scheduled reindex interval per source, in minutes (0 = no schedule)."),
+    Setting("reindex_cron", "", "Cron expression for scheduled reindexing (overrides the interval), e.g. `0 3 * * *`."),
+    Setting("log_level", "INFO", "Logging level."),
+    # --- ingestion and chunking
+    Setting("chunk_size", 800, "Target chunk length in characters."),
+    Setting("chunk_overlap", 120, "Characters of overlap between neighbouring chunks."),
+    Setting("max_file_bytes", 5_000_000, "Files larger than this are reported and skipped."),
+    Setting("fetch_timeout", 15.0, "Seconds allowed for fetching one web page when indexing URLs."),
+    # --- retrieval
+    Setting("embedding_model", "", "Path or name of a sentence-transformers model; empty = the bundled all-MiniLM-L6-v2."),
+    Setting("reranker_model", "", "Path to a sentence-transformers CrossEncoder; empty = the built-in reranker from the embedding model."),
+    Setting("rerank", True, "Rerank the fused candidates before taking the top k."),
+    Setting("candidates", 40, "Candidates taken from dense search and from BM25 before fusion."),
+    Setting("rrf_k", 60, "The k constant of reciprocal rank fusion."),
+    Setting("top_k", 5, "Chunks passed to generation."),
+    Setting("relevance_floor", 0.3, "Minimum cosine similarity of the best chunk; below it the answer is \"I don't have information...\"."),
+    Setting("store", "embedded", "Vector store: `embedded` (SQLite + numpy) or `weaviate`."),
+    Setting("weaviate_url", "", "Weaviate HTTP URL, e.g. http://localhost:8080.", env="WEAVIATE_URL"),
+    Setting("weaviate_grpc_port", 50051, "Weaviate gRPC port."),
+    Setting("weaviate_api_key", "", "Weaviate API key.", env="WEAVIATE_API_KEY", secret=True),
+    Setting("weaviate_collection", "Ravbot", "Base name of ravbot's Weaviate collection."),
+    Setting("weaviate_tenant", "", "Tenant name when multi-tenancy is used (one per team/workspace); empty = off."),
+    Setting("weaviate_replication", 1, "Replication factor passed at collection creation."),
+    Setting("weaviate_shards", 1, "Desired shard count passed at collection creation."),
+    Setting("weaviate_fusion", "ravbot", "How BM25 and vectors are fused on Weaviate: `ravbot` (our RRF), `ranked` or `relative_score` (Weaviate hybrid)."),
+    # --- generation
+    Setting("llm_base_url", "", "OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp); empty = extractive answers, no LLM.", env="OPENAI_BASE_URL"),
+    Setting("llm_model", "gpt-4o-mini", "Model name sent to the LLM endpoint."),
+    Setting("llm_api_key", "", "API key for the LLM endpoint.", env="OPENAI_API_KEY", secret=True),
+    Setting("llm_timeout", 30.0, "Seconds before an LLM call times out."),
+    Setting("llm_retries", 2, "Retries of a failed LLM call."),
+    Setting("llm_max_tokens", 700, "Maximum tokens in a generated answer."),
+    Setting("answer_sentences", 3, "Sentences in an extractive answer (no LLM)."),
+    # --- verification
+    Setting("verify", True, "Verify answers claim by claim before posting."),
+    Setting("verify_method", "default", "Verifier: `default`, `cosine` (published baseline), `llm` or `nli`."),
+    Setting("entity_types", "PERSON,ORG,GPE,LOC,DATE,EVENT,NORP,FAC,PRODUCT,WORK_OF_ART,LAW,TIME,PERCENT,MONEY,QUANTITY,CARDINAL,ORDINAL", "spaCy entity labels that make a sentence a claim."),
+    Setting("supported_threshold", 0.5, "`default` verifier: confidence at or above which a claim is SUPPORTED."),
+    Setting("uncertain_threshold", 0.2, "`default` verifier: confidence at or above which an unsupported claim is UNCERTAIN rather than UNSUPPORTED."),
+    Setting("cosine_supported", 0.65, "`cosine` verifier: max cosine for SUPPORTED."),
+    Setting("cosine_uncertain", 0.45, "`cosine` verifier: max cosine for UNCERTAIN."),
+    Setting("verifier_model", "", "Directory of a trained ravbot verifier (see docs/verifier.md); empty = the shipped one if present."),
+    Setting("nli_model", "", "Path to a sentence-transformers NLI CrossEncoder for the `nli` method."),
+    Setting("evidence_k", 5, "Knowledge-base chunks retrieved as evidence per claim."),
+    Setting("correction_threshold", 0.6, "Claims below this confidence are sent for correction."),
+    Setting("correction_rounds", 1, "Maximum correct-and-reverify rounds."),
+    Setting("wikipedia", "auto", "Wikipedia evidence: `off`, `auto` (when the knowledge base is weak) or `always`."),
+    Setting("wikipedia_api_url", "", "MediaWiki API URL; empty = the wikipedia package default (en.wikipedia.org)."),
+    Setting("wikipedia_timeout", 5.0, "Hard time limit in seconds per Wikipedia call."),
+    Setting("wikipedia_pages", 3, "Wikipedia pages fetched per claim."),
+    Setting("wikipedia_cache_hours", 168, "How long fetched Wikipedia results are cached."),
+    # --- serving
+    Setting("max_question_chars", 4000, "Longer questions are refused with a message."),
+    Setting("rate_limit_per_minute", 6, "Questions one user may ask per minute (0 = unlimited)."),
+    Setting("workers", 2, "Worker threads running pipeline calls."),
+    Setting("port", 3000, "Port of the Slack HTTP mode server.", env="PORT"),
+    Setting("slack_bot_token", "", "Slack bot token (xoxb-...).", env="SLACK_BOT_TOKEN", secret=True),
+    Setting("slack_app_token", "", "Slack app-level token (xapp-...) for Socket Mode.", env="SLACK_APP_TOKEN", secret=True),
+    Setting("slack_signing_secret", "", "Slack signing secret for HTTP mode.", env="SLACK_SIGNING_SECRET", secret=True),
+    Setting("slack_api_url", "", "Slack Web API base URL (GovSlack / Enterprise); empty = https://slack.com/api/.", env="SLACK_API_URL"),
+    Setting("slack_admins", "", "Comma-separated Slack user IDs allowed to run admin commands."),
+    Setting("slack_allow_bots", False, "Answer mentions from other bots."),
+    Setting("discord_token", "", "Discord bot token.", env="DISCORD_TOKEN", secret=True),
+    Setting("discord_api_url", "", "Discord REST base URL (e.g. a rate-limit proxy); empty = Discord's.", env="DISCORD_API_URL"),
+    Setting("discord_admin_users", "", "Comma-separated Discord user IDs allowed to run admin commands."),
+    Setting("discord_admin_roles", "", "Comma-separated Discord role IDs allowed to run admin commands."),
+    Setting("discord_sync_commands", False, "Sync slash commands with Discord at start (do it once after changes)."),
+    Setting("discord_guild_ids", "", "Comma-separated guild IDs to sync commands to (fast); empty = global."),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+class Settings:
+    """Resolved settings; read them as attributes (`settings.top_k`)."""
+
+    def __init__(self, values: Mapping[str, Any]):
+        unknown = set(values) - set(_BY_NAME) - {"source_table"}
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        self._values = {s.name: s.default for s in SETTINGS} | {"source_table": {}} | dict(values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(f"no setting named {name!r}") from None
+
+    def replace(self, **changes: Any) -> Settings:
+        return Settings({**self._values, **{k: _coerce(_BY_NAME[k], v) if k in _BY_NAME else v for k, v in changes.items()}})
+
+    def as_dict(self, redact: bool = True) -> dict[str, Any]:
+        """All values; secrets shown as `***` (set) or `` (unset) unless `redact` is False."""
+        out = {}
+        for s in SETTINGS:
+            value = self._values[s.name]
+            out[s.name] = ("***" if value else "") if (s.secret and redact) else value
+        return out
+
+    @property
+    def data_path(self) -> Path:
+        path = Path(self.data_dir).expanduser()
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def list(self, name: str) -> list[str]:
+        """A comma-separated setting as a list of non-empty, stripped items."""
+        return [item.strip() for item in str(getattr(self, name)).split(",") if item.strip()]
+
+    def source_specs(self) -> dict[str, dict[str, Any]]:
+        """Sources as {name: {"locations": [...], "interval_minutes": int, "cron": str}}."""
+        specs: dict[str, dict[str, Any]] = {}
+        for part in str(self.sources).split(";"):
+            if not part.strip():
+                continue
+            name, sep, locations = part.partition("=")
+            if not sep or not name.strip():
+                raise ValueError(f"bad sources entry {part!r}: expected name=location|location")
+            specs[name.strip()] = {"locations": [x.strip() for x in locations.split("|") if x.strip()]}
+        for name, table in self.source_table.items():
+            locs = table.get("locations", table.get("paths", []))
+            specs[name] = {"locations": [locs] if isinstance(locs, str) else list(locs)}
+            specs[name] |= {k: table[k] for k in ("interval_minutes", "cron") if k in table}
+        for spec in specs.values():
+            spec.setdefault("interval_minutes", self.reindex_interval_minutes)
+            spec.setdefault("cron", self.reindex_cron)
+        return specs
+
+
+def _coerce(setting: Setting, raw: Any) -> Any:
+    kind = type(setting.default)
+    if isinstance(raw, kind) and not (kind is int and isinstance(raw, bool)):
+        return raw
+    text = str(raw).strip()
+    try:
+        if kind is bool:
+            if text.lower() in {"1", "true", "yes", "on"}:
+                return True
+            if text.lower() in {"0", "false", "no", "off", ""}:
+                return False
+            raise ValueError
+        if kind is int:
+            return int(text)
+        if kind is float:
+            return float(text)
+    except ValueError:
+        raise ValueError(f"setting {setting.name}: {raw!r} is not a valid {kind.__name__}") from None
+    return text
+
+
+def load_settings(
+    env: Mapping[str, str] | None = None,
+    config_file: str | Path | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Resolve settings from defaults, a TOML file, the environment and explicit overrides."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    path = config_file or env.get("RAVBOT_CONFIG")
+    if path:
+        path = Path(path).expanduser()
+        if not path.is_file():
+            raise ValueError(f"config file {str(path)!r} does not exist")
+        with path.open("rb") as f:
+            table = tomllib.load(f)
+        if isinstance(table.get("sources"), dict):
+            values["source_table"] = table.pop("sources")
+        for key, raw in table.items():
+            if key not in _BY_NAME:
+                raise ValueError(f"unknown setting {key!r} in {path}")
+            values[key] = _coerce(_BY_NAME[key], raw)
+    for s in SETTINGS:
+        for var in (s.env, f"RAVBOT_{s.name.upper()}"):
+            if var and env.get(var) not in (None, ""):
+                values[s.name] = _coerce(s, env[var])
+    for key, raw in overrides.items():
+        if key not in _BY_NAME:
+            raise ValueError(f"unknown setting {key!r}")
+        values[key] = _coerce(_BY_NAME[key], raw)
+    return Settings(values)

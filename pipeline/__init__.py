@@ -1,0 +1,1 @@
+"""ravbot's platform-neutral RAG + RAV pipeline. Read `pipeline/answer.py` first."""

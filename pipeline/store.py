@@ -1,0 +1,350 @@
+"""The `Store` seam (protocol) and `EmbeddedStore`: one SQLite file, numpy dense search, FTS5 BM25.
+
+Indexing writes a new *generation* next to the one being served and switches to it in one
+transaction (`IndexBuild.commit`), so questions are answered from a complete index at all
+times; a build that fails or is killed midway is discarded on the next `begin`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import sqlite_utils
+
+from pipeline.types import Chunk, Document
+
+Filters = Mapping[str, Sequence[str]]  # {"source": [...], "domain": [...]}; empty = no filter
+
+
+class StoreUnavailable(RuntimeError):
+    """The vector store cannot be reached or read; the bot says the knowledge base is unavailable."""
+
+
+class IndexBuild(Protocol):
+    """A new generation of one source's documents, invisible to readers until `commit`."""
+
+    def keep(self, doc_id: str) -> None:
+        """Carry an unchanged document over from the served generation."""
+
+    def add(self, doc: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """Add a new or changed document with its chunks and their embeddings (same order)."""
+
+    def commit(self) -> dict[str, int]:
+        """Serve the new generation; documents of the source neither kept nor added are removed.
+        Returns {"documents": n, "chunks": n, "removed": n}."""
+
+    def abort(self) -> None:
+        """Throw the build away; the served generation is untouched."""
+
+
+class Store(Protocol):
+    """What retrieval, verification and indexing need from a vector store."""
+
+    def doc_hashes(self, source: str | None = None) -> dict[str, str]:
+        """doc_id -> content hash of the served documents (of one source, or all)."""
+
+    def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored embeddings of the chunks that exist (any generation), by chunk id."""
+
+    def begin(self, source: str) -> IndexBuild: ...
+
+    def dense_search(self, vector: np.ndarray, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        """(chunk id, cosine) of the n nearest served chunks, best first."""
+
+    def bm25_search(self, query: str, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        """(chunk id, BM25 score, higher is better) of the n best served chunks, best first."""
+
+    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the same order (missing ids are skipped)."""
+
+    def counts(self) -> dict[str, int]:
+        """{"documents": n, "chunks": n} of the served generation."""
+
+    def close(self) -> None: ...
+
+
+_STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how i if in is it its of on or "
+    "our should that the their there these this to was we what when where which who why will with you your".split()
+)
+
+
+def fts_query(text: str) -> str:
+    """A safe FTS5 query: the text's words, quoted and OR-ed, so FTS5 operators in user text are inert."""
+    words = dict.fromkeys(w for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS)
+    return " OR ".join(f'"{w}"' for w in list(words)[:64])
+
+
+class EmbeddedStore:
+    """The default store: documents, chunks, float32 embeddings and generations in one SQLite file."""
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        self._local = threading.local()
+        self._cache_lock = threading.Lock()
+        self._cache: tuple[int, list[str], np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._write_lock = threading.Lock()
+        self._closed = False
+
+    # --- connections: one per thread, WAL so readers never wait for an index build
+    @property
+    def db(self) -> sqlite_utils.Database:
+        if self._closed:
+            raise StoreUnavailable(f"store {self.path} is closed")
+        db = getattr(self._local, "db", None)
+        if db is None:
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+                db = sqlite_utils.Database(conn)
+                db.enable_wal()
+                self._migrate(db)
+            except sqlite3.Error as e:
+                raise StoreUnavailable(f"cannot open index {self.path}: {e}") from e
+            self._local.db = db
+        return db
+
+    @staticmethod
+    def _migrate(db: sqlite_utils.Database) -> None:
+        if "chunks" in db.table_names():
+            return
+        with db.conn:
+            db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+            db["meta"].insert({"key": "active_gen", "value": "0"}, ignore=True)
+            db["chunks"].create(
+                {"id": str, "doc_id": str, "text": str, "context_text": str, "title": str,
+                 "headings": str, "source": str, "domain": str, "url": str, "path": str,
+                 "position": int, "doc_hash": str, "modified": float, "embedding": bytes},
+                pk="id", if_not_exists=True,
+            )
+            db["docs"].create(
+                {"gen": int, "id": str, "source": str, "title": str, "location": str,
+                 "modified": float, "hash": str},
+                pk=("gen", "id"), if_not_exists=True,
+            )
+            db["members"].create({"gen": int, "chunk_id": str}, pk=("gen", "chunk_id"), if_not_exists=True)
+            db["members"].create_index(["chunk_id"], if_not_exists=True)
+            db["docs"].create_index(["gen", "source"], if_not_exists=True)
+        db["chunks"].enable_fts(["context_text"], tokenize="porter", create_triggers=True)
+
+    def active_gen(self) -> int:
+        try:
+            row = self.db.execute("select value from meta where key = 'active_gen'").fetchone()
+        except sqlite3.Error as e:
+            raise StoreUnavailable(f"cannot read index {self.path}: {e}") from e
+        return int(row[0])
+
+    # --- reading
+    def doc_hashes(self, source: str | None = None) -> dict[str, str]:
+        gen = self.active_gen()
+        sql, args = "select id, hash from docs where gen = ?", [gen]
+        if source is not None:
+            sql, args = sql + " and source = ?", [gen, source]
+        return dict(self.db.execute(sql, args).fetchall())
+
+    def documents(self) -> list[dict]:
+        """The served documents (id, source, title, location, modified, hash)."""
+        rows = self.db.execute("select id, source, title, location, modified, hash from docs where gen = ?", [self.active_gen()])
+        return [dict(zip(("id", "source", "title", "location", "modified", "hash"), r, strict=True)) for r in rows]
+
+    def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        ids = list(chunk_ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for cid, blob in self.db.execute(f"select id, embedding from chunks where id in ({marks})", part):
+                out[cid] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def _matrix(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        gen = self.active_gen()
+        with self._cache_lock:
+            if self._cache is None or self._cache[0] != gen:
+                rows = self.db.execute(
+                    "select c.id, c.embedding, c.source, c.domain from chunks c "
+                    "join members m on m.chunk_id = c.id where m.gen = ? order by c.rowid",
+                    [gen],
+                ).fetchall()
+                ids = [r[0] for r in rows]
+                matrix = (np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+                          if rows else np.zeros((0, 1), dtype=np.float32))
+                sources = np.array([r[2] for r in rows], dtype=object)
+                domains = np.array([r[3] for r in rows], dtype=object)
+                self._cache = (gen, ids, matrix, sources, domains)
+            return self._cache[1:]
+
+    def dense_search(self, vector: np.ndarray, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        ids, matrix, sources, domains = self._matrix()
+        if not ids:
+            return []
+        scores = matrix @ np.asarray(vector, dtype=np.float32)
+        if filters:
+            mask = np.ones(len(ids), dtype=bool)
+            if filters.get("source"):
+                mask &= np.isin(sources, list(filters["source"]))
+            if filters.get("domain"):
+                mask &= np.isin(domains, list(filters["domain"]))
+            scores = np.where(mask, scores, -np.inf)
+        n = min(n, len(ids))
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def bm25_search(self, query: str, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        match = fts_query(query)
+        if not match:
+            return []
+        sql = (
+            "select c.id, -bm25(chunks_fts) as score from chunks_fts "
+            "join chunks c on c.rowid = chunks_fts.rowid "
+            "join members m on m.chunk_id = c.id and m.gen = ? "
+            "where chunks_fts match ?"
+        )
+        args: list = [self.active_gen(), match]
+        for key in ("source", "domain"):
+            values = list((filters or {}).get(key) or [])
+            if values:
+                sql += f" and c.{key} in ({','.join('?' * len(values))})"
+                args += values
+        sql += " order by score desc limit ?"
+        args.append(n)
+        try:
+            return [(cid, float(score)) for cid, score in self.db.execute(sql, args)]
+        except sqlite3.OperationalError as e:
+            raise StoreUnavailable(f"BM25 search failed on {self.path}: {e}") from e
+
+    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        ids = list(chunk_ids)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            "select id, doc_id, text, context_text, title, headings, source, domain, url, path, "
+            f"position, doc_hash, modified from chunks where id in ({marks})", ids
+        ).fetchall()
+        by_id = {
+            r[0]: Chunk(id=r[0], doc_id=r[1], text=r[2], context_text=r[3], title=r[4],
+                        headings=tuple(json.loads(r[5] or "[]")), source=r[6], domain=r[7],
+                        url=r[8], path=r[9], position=r[10], doc_hash=r[11], modified=r[12])
+            for r in rows
+        }
+        return [by_id[i] for i in ids if i in by_id]
+
+    def counts(self) -> dict[str, int]:
+        gen = self.active_gen()
+        docs = self.db.execute("select count(*) from docs where gen = ?", [gen]).fetchone()[0]
+        chunks = self.db.execute("select count(*) from members where gen = ?", [gen]).fetchone()[0]
+        return {"documents": docs, "chunks": chunks}
+
+    # --- writing
+    def begin(self, source: str) -> _EmbeddedBuild:
+        if not self._write_lock.acquire(timeout=0.1):
+            raise RuntimeError(f"an index build is already running on {self.path}")
+        try:
+            return _EmbeddedBuild(self, source)
+        except BaseException:
+            self._write_lock.release()
+            raise
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.conn.close()
+            self._local.db = None
+        self._closed = True
+
+
+class _EmbeddedBuild:
+    def __init__(self, store: EmbeddedStore, source: str):
+        self.store, self.source, self.db = store, source, store.db
+        self.old = store.active_gen()
+        self.new = self.old + 1
+        self.kept: set[str] = set()
+        self.added: set[str] = set()
+        self._done = False
+        with self.db.conn:  # drop what a killed or failed build left behind
+            self.db.execute("delete from docs where gen > ?", [self.old])
+            self.db.execute("delete from members where gen > ?", [self.old])
+            # documents of other sources are served unchanged in the new generation
+            self.db.execute(
+                "insert into docs select ?, id, source, title, location, modified, hash from docs where gen = ? and source != ?",
+                [self.new, self.old, source],
+            )
+            self.db.execute(
+                "insert into members select ?, m.chunk_id from members m join chunks c on c.id = m.chunk_id "
+                "where m.gen = ? and c.source != ?",
+                [self.new, self.old, source],
+            )
+
+    def keep(self, doc_id: str) -> None:
+        with self.db.conn:
+            copied = self.db.execute(
+                "insert or ignore into docs select ?, id, source, title, location, modified, hash from docs where gen = ? and id = ?",
+                [self.new, self.old, doc_id],
+            ).rowcount
+            if not copied:
+                raise KeyError(f"cannot keep {doc_id!r}: it is not in the served index")
+            self.db.execute(
+                "insert or ignore into members select ?, m.chunk_id from members m join chunks c on c.id = m.chunk_id "
+                "where m.gen = ? and c.doc_id = ?",
+                [self.new, self.old, doc_id],
+            )
+        self.kept.add(doc_id)
+
+    def add(self, doc: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{doc.id}: {len(chunks)} chunks but {len(vectors)} vectors")
+        rows = [
+            {"id": c.id, "doc_id": c.doc_id, "text": c.text, "context_text": c.context_text,
+             "title": c.title, "headings": json.dumps(list(c.headings)), "source": c.source,
+             "domain": c.domain, "url": c.url, "path": c.path, "position": c.position,
+             "doc_hash": c.doc_hash, "modified": c.modified,
+             "embedding": np.asarray(v, dtype=np.float32).tobytes()}
+            for c, v in zip(chunks, vectors, strict=True)
+        ]
+        with self.db.conn:
+            self.db["chunks"].insert_all(rows, ignore=True)  # content-derived ids: same chunk, same row
+            self.db.execute("delete from docs where gen = ? and id = ?", [self.new, doc.id])
+            self.db.execute("delete from members where gen = ? and chunk_id in (select id from chunks where doc_id = ?)", [self.new, doc.id])
+            self.db["docs"].insert({"gen": self.new, "id": doc.id, "source": doc.source, "title": doc.title,
+                                    "location": doc.location, "modified": doc.modified, "hash": doc.hash})
+            self.db["members"].insert_all(({"gen": self.new, "chunk_id": c.id} for c in chunks), ignore=True)
+        self.added.add(doc.id)
+
+    def commit(self) -> dict[str, int]:
+        try:
+            with self.db.conn:
+                removed = self.db.execute(
+                    "select count(*) from docs where gen = ? and source = ? and id not in (select id from docs where gen = ?)",
+                    [self.old, self.source, self.new],
+                ).fetchone()[0]
+                self.db.execute("update meta set value = ? where key = 'active_gen'", [str(self.new)])
+                self.db.execute("delete from docs where gen < ?", [self.new])
+                self.db.execute("delete from members where gen < ?", [self.new])
+                self.db.execute("delete from chunks where id not in (select chunk_id from members)")
+            counts = self.store.counts()
+            return {**counts, "removed": removed}
+        finally:
+            self._finish()
+
+    def abort(self) -> None:
+        try:
+            with self.db.conn:
+                self.db.execute("delete from docs where gen = ?", [self.new])
+                self.db.execute("delete from members where gen = ?", [self.new])
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        if not self._done:
+            self._done = True
+            self.store._write_lock.release()
+
