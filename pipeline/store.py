@@ -70,7 +70,7 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     "a an and are as at be by can do does for from has have how i if in is it its of on or "
     "our should that the their there these this to was we what when where which who why will with you your".split()
 )
@@ -78,7 +78,7 @@ _STOPWORDS = frozenset(
 
 def fts_query(text: str) -> str:
     """A safe FTS5 query: the text's words, quoted and OR-ed, so FTS5 operators in user text are inert."""
-    words = dict.fromkeys(w for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS)
+    words = dict.fromkeys(w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS)
     return " OR ".join(f'"{w}"' for w in list(words)[:64])
 
 

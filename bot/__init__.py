@@ -1,0 +1,1 @@
+"""ravbot's composition root: settings → objects, the CLI, feedback, scheduling, admin, serving."""

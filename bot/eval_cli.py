@@ -1,0 +1,271 @@
+"""`ravbot eval …`: the evaluation commands, each a readable table or (`--json`) one JSON object.
+
+Thin wrappers over `pipeline.evaluate`: read the data set, build the verifiers or the corpus
+index, run, print. Progress and notes go to stderr so that stdout stays one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipeline import evaluate as ev
+
+DATASET = click.Choice(["scifact", "climate-fever", "healthver", "covidfact", "wice", "perturbed"])
+
+
+def _settings(ctx: click.Context):
+    """The settings the `ravbot` group resolved (ctx.obj), or the defaults + environment."""
+    obj = ctx.find_root().obj
+    found = obj.get("settings") if isinstance(obj, dict) else obj
+    if found is not None and hasattr(found, "data_path"):
+        return found
+    from config.settings import load_settings
+
+    return load_settings()
+
+
+def _embedder(settings):
+    from pipeline.embed import load_embedder
+
+    return load_embedder(settings.embedding_model)
+
+
+def _names(value: str, allowed: Sequence[str], what: str) -> list[str]:
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [n for n in names if n not in allowed]
+    if bad or not names:
+        raise click.BadParameter(f"unknown {what} {', '.join(bad) or '(none)'}; expected some of {', '.join(allowed)}")
+    return names
+
+
+def _sample(items: list, limit: int | None, seed: int) -> list:
+    """At most `limit` items, a seeded random sample in the original order."""
+    if not limit or limit >= len(items):
+        return items
+    keep = sorted(random.Random(seed).sample(range(len(items)), limit))
+    return [items[i] for i in keep]
+
+
+def _progress(label: str):
+    def report(done: int, total: int) -> None:
+        if done == total or done % 250 == 0:
+            click.echo(f"\r{label}: {done}/{total}", err=True, nl=done == total)
+
+    return report
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.0f}"
+    return str(value)
+
+
+def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    """A plain aligned text table."""
+    cells = [list(map(str, header))] + [[_fmt(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _emit(summary: dict, as_json: bool, text: str) -> None:
+    click.echo(json.dumps(summary, ensure_ascii=False) if as_json else text)
+
+
+def _verifiers(methods: list[str], settings) -> dict[str, ev.Verifier]:
+    embedder = _embedder(settings)
+    return {m: ev.make_verifier(m, embedder, settings) for m in methods}
+
+
+def _verify_table(summary: dict) -> str:
+    rows = [(m, r["balanced_accuracy"], r["supported_precision"], r["supported_recall"], r["flag_recall"],
+             r["p50_ms"], r["p95_ms"]) for m, r in summary["methods"].items()]
+    out = [table(rows, ["method", "bal.acc", "P(sup)", "R(sup)", "flag recall", "p50 ms", "p95 ms"])]
+    for m, r in summary["methods"].items():
+        labels = [label for label in ("SUPPORTED", "UNCERTAIN", "UNSUPPORTED", "CONTRADICTED")]
+        out.append(f"\n{m}: confusion (gold × verdict)\n" + table(
+            [(gold, *(counts.get(label, 0) for label in labels)) for gold, counts in r["confusion"].items()],
+            ["gold", *labels]))
+    return "\n".join(out) + f"\n\n{summary['pairs']} pairs"
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure each stage apart on real data: retrieval, verification, perturbations, answers, golden sets."""
+
+
+@eval_group.command("retrieval")
+@click.option("--corpus", required=True, type=click.Path(exists=True, dir_okay=False), help="SciFact corpus.jsonl or BEIR corpus.jsonl.")
+@click.option("--queries", required=True, type=click.Path(exists=True, dir_okay=False), help="SciFact claims or BEIR queries.jsonl.")
+@click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False), help="BEIR qrels TSV (query-id corpus-id score).")
+@click.option("--variants", default=",".join(ev.VARIANTS), show_default=True)
+@click.option("--depth", default=100, show_default=True, help="Chunks retrieved per query (Recall@100 needs 100).")
+@click.option("--candidates", type=int, default=None, help="Candidates per ranker before fusion (default: max(settings, depth)).")
+@click.option("--limit", type=int, default=None, help="Evaluate a seeded sample of this many queries.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None, help="Save latency.png here.")
+@click.pass_context
+def retrieval_cmd(ctx, corpus, queries, qrels, variants, depth, candidates, limit, seed, as_json, plot_dir) -> None:
+    """nDCG@10, Recall@5/20/100, MRR@10 and query latency per retrieval variant, in one run."""
+    settings = _settings(ctx)
+    names = _names(variants, ev.VARIANTS, "variant")
+    embedder = _embedder(settings)
+    store, _, doc_of = ev.corpus_store(corpus, embedder, settings, progress=_progress("indexing"))
+    judged = ev.load_qrels(qrels)
+    qs = dict(_sample([(q, t) for q, t in ev.load_queries(queries).items() if q in judged], limit, seed))
+    try:
+        summary, rows = ev.run_retrieval(store, embedder, settings, qs, judged, variants=names,
+                                         doc_of=lambda d: doc_of.get(d, d), depth=depth, candidates=candidates)
+    finally:
+        store.close()
+    metrics = ["ndcg@10", "recall@5", "recall@20", "recall@100", "mrr@10", "p50_ms", "p95_ms"]
+    text = table([(v, *(r[m] for m in metrics)) for v, r in summary["variants"].items()], ["variant", *metrics])
+    _emit(summary, as_json, text + f"\n\n{summary['queries']} queries")
+    if plot_dir:
+        ev.plot_latency({v: [r["ms"] for r in rows if r["variant"] == v] for v in names},
+                        Path(plot_dir) / "retrieval_latency.png", "query latency per retrieval variant")
+
+
+@eval_group.command("verify")
+@click.option("--dataset", required=True, type=DATASET)
+@click.option("--path", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="SciFact: the corpus (rationale sentences; needed for --evidence retrieved).")
+@click.option("--methods", default="cosine,default", show_default=True)
+@click.option("--evidence", "evidence_mode", type=click.Choice(["oracle", "retrieved"]), default="oracle", show_default=True,
+              help="oracle = the gold evidence sentences; retrieved = what ravbot retrieves from --corpus.")
+@click.option("--with-nei", is_flag=True, help="Keep not-enough-info pairs (they count as not supported).")
+@click.option("--limit", type=int, default=None, help="Evaluate a seeded sample of this many pairs.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None, help="Save score and latency PNGs here.")
+@click.pass_context
+def verify_cmd(ctx, dataset, path, corpus, methods, evidence_mode, with_nei, limit, seed, as_json, plot_dir) -> None:
+    """Claim verification against gold (or retrieved) evidence, per method."""
+    settings = _settings(ctx)
+    names = _names(methods, ev.METHODS, "method")
+    pairs = [p for p in ev.load_pairs(dataset, path, corpus) if with_nei or p.label != "nei"]
+    pairs = _sample(pairs, limit, seed)
+    evidence_for = ev.oracle_evidence
+    store = None
+    if evidence_mode == "retrieved":
+        if not corpus:
+            raise click.UsageError("--evidence retrieved needs --corpus (a SciFact or BEIR corpus to retrieve from)")
+        store, _, _ = ev.corpus_store(corpus, _embedder(settings), settings, progress=_progress("indexing"))
+        evidence_for = ev.retrieved_evidence(store, _embedder(settings), settings)
+    try:
+        summary, records = ev.run_verify(pairs, _verifiers(names, settings), evidence_for=evidence_for, with_nei=with_nei)
+    finally:
+        if store is not None:
+            store.close()
+    _emit(summary, as_json, f"{dataset} ({evidence_mode} evidence)\n" + _verify_table(summary))
+    if plot_dir:
+        ev.plot_scores(records, Path(plot_dir) / f"verify_{dataset}_scores.png", f"{dataset}: confidence by gold label")
+        ev.plot_latency({m: [r["ms"] for r in records if r["method"] == m] for m in names},
+                        Path(plot_dir) / f"verify_{dataset}_latency.png", "per-claim verification latency")
+
+
+@eval_group.command("perturb")
+@click.option("--dataset", type=DATASET, default=None, help="Derive the set from this data set's supported claims.")
+@click.option("--path", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None, help="SciFact corpus (rationale sentences).")
+@click.option("--from", "from_file", type=click.Path(exists=True, dir_okay=False), default=None, help="Evaluate a saved set (JSONL).")
+@click.option("--write", "write_file", type=click.Path(dir_okay=False), default=None, help="Save the derived set as JSONL.")
+@click.option("--write-only", is_flag=True, help="With --write: save the set and stop.")
+@click.option("--methods", default="cosine,default", show_default=True)
+@click.option("--limit", type=int, default=None, help="Use a seeded sample of this many supported pairs.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None)
+@click.pass_context
+def perturb_cmd(ctx, dataset, path, corpus, from_file, write_file, write_only, methods, limit, seed, as_json, plot_dir) -> None:
+    """Change one number, date or named entity of supported claims; how many still pass as SUPPORTED?"""
+    settings = _settings(ctx)
+    names = _names(methods, ev.METHODS, "method")
+    if from_file:
+        pairs = _sample(ev.load_perturbed(from_file), limit, seed)
+    elif dataset and path:
+        supported = [p for p in ev.load_pairs(dataset, path, corpus) if p.label == "supported" and p.evidence]
+        pairs = ev.perturbation_set(_sample(supported, limit, seed), seed=seed)
+    else:
+        raise click.UsageError("give --from FILE, or --dataset and --path")
+    if write_file:
+        n = ev.write_jsonl(write_file, (ev.pair_record(p) for p in pairs))
+        click.echo(f"wrote {n} pairs to {write_file}", err=True)
+        if write_only:
+            return
+    summary, records = ev.run_perturb(pairs, _verifiers(names, settings))
+    rows = [(m, r["perturbed_supported"], r["original_supported"],
+             *(r["perturbed_supported_by_kind"].get(k) for k in ("number", "date", "entity")), r["p50_ms"])
+            for m, r in summary["methods"].items()]
+    text = table(rows, ["method", "perturbed→SUP", "original→SUP", "number", "date", "entity", "p50 ms"])
+    _emit(summary, as_json, text + f"\n\n{summary['pairs']} pairs (perturbed→SUP: lower is better; original→SUP: higher)")
+    if plot_dir:
+        ev.plot_scores(records, Path(plot_dir) / "perturb_scores.png", "originals (supported) vs one-value changes (refuted)")
+
+
+@eval_group.command("answers")
+@click.option("--dataset", type=click.Choice(["halueval"]), default="halueval", show_default=True)
+@click.option("--path", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--method", type=click.Choice(list(ev.METHODS)), default="default", show_default=True)
+@click.option("--limit", type=int, default=None, help="Use a seeded sample of this many rows.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def answers_cmd(ctx, dataset, path, method, limit, seed, as_json) -> None:
+    """End to end on HaluEval: is the hallucinated answer flagged and the right one not?"""
+    settings = _settings(ctx)
+    rows = _sample(ev.load_halueval(path), limit, seed)
+    embedder = _embedder(settings)
+    with tempfile.TemporaryDirectory(prefix="ravbot-halueval-") as work:
+        summary, _ = ev.run_answers(rows, ev.make_verifier(method, embedder, settings), embedder, settings, workdir=work)
+    table_rows = [(f"{form} / {subset}", r["pairs"], r.get("hallucinated_flagged"), r.get("right_flagged"),
+                   r.get("told_apart"), r.get("p50_ms"))
+                  for form, subsets in summary["forms"].items() for subset, r in subsets.items()]
+    text = table(table_rows, ["answer form / pairs", "n", "halluc. flagged", "right flagged", "told apart", "p50 ms"])
+    _emit(summary | {"method": method}, as_json, text + f"\n\n{summary['pairs']} rows, method {method}")
+
+
+@eval_group.command("golden")
+@click.option("--file", "golden_file", required=True, type=click.Path(exists=True, dir_okay=False),
+              help='JSONL: {"question", "relevant": [ids, paths or URLs], "expected_answer"?}')
+@click.option("--k", type=int, default=None, help="Recall@k (default: the top_k setting).")
+@click.option("--no-answers", is_flag=True, help="Only measure retrieval; do not ask for answers.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def golden_cmd(ctx, golden_file, k, no_answers, as_json) -> None:
+    """A team's golden set against the current index: Recall@k and the "I don't know" rate."""
+    settings = _settings(ctx)
+    rows = ev.load_golden(golden_file)
+    from bot.app import build, build_cross_encoder, build_store
+
+    core = None if no_answers else build(settings, run_scheduler=False)
+    parts = getattr(core, "parts", None)
+    store = parts.store if parts else build_store(settings)
+    embedder = parts.embedder if parts else _embedder(settings)
+    cross_encoder = parts.cross_encoder if parts else build_cross_encoder(settings)
+    try:
+        summary, records = ev.run_golden(rows, core, store, embedder, settings, k=k, cross_encoder=cross_encoder)
+    finally:
+        if core is not None:
+            core.close()
+        else:
+            store.close()
+    kk = k or settings.top_k
+    text = table([(r["question"][:60], r["found"], r["relevant"], r["idk"]) for r in records],
+                 ["question", "found", "relevant", "idk"])
+    text += f"\n\nRecall@{kk}: {_fmt(summary[f'recall@{kk}'])}   I-don't-know rate (answer exists): {_fmt(summary['idk_rate'])}"
+    _emit(summary, as_json, text)
+

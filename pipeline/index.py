@@ -1,0 +1,82 @@
+"""Incremental indexing: load a source, embed only new or changed documents, switch generations atomically."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from pipeline.chunking import chunk_document
+from pipeline.embed import Embedder
+from pipeline.ingest import load_source
+from pipeline.store import Store
+from pipeline.types import Document
+
+log = logging.getLogger(__name__)
+
+
+def index_documents(
+    store: Store,
+    embedder: Embedder,
+    source: str,
+    documents: Iterable[Document],
+    *,
+    chunk_size: int = 800,
+    chunk_overlap: int = 120,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, int]:
+    """Make `documents` the served content of `source`: unchanged ones are kept as they are, new and
+    changed ones chunked and embedded (reusing stored vectors of identical chunks), missing ones
+    removed. Nothing changes for readers until the build commits; any exception aborts it."""
+    old = store.doc_hashes(source)
+    counts = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0}
+    docs = list({d.id: d for d in documents}.values())
+    build = store.begin(source)
+    try:
+        for done, doc in enumerate(docs, start=1):
+            if old.get(doc.id) == doc.hash:
+                build.keep(doc.id)
+                counts["unchanged"] += 1
+            else:
+                chunks = chunk_document(doc, chunk_size, chunk_overlap)
+                known = store.vectors([c.id for c in chunks])
+                missing = [c for c in chunks if c.id not in known]
+                fresh = dict(zip((c.id for c in missing), embedder.encode([c.context_text for c in missing]), strict=True))
+                vectors = np.array([known.get(c.id, fresh.get(c.id)) for c in chunks], dtype=np.float32).reshape(len(chunks), -1)
+                build.add(doc, chunks, vectors)
+                counts["changed" if doc.id in old else "added"] += 1
+            if progress:
+                progress(done, len(docs))
+        result = build.commit()
+    except BaseException:
+        build.abort()
+        raise
+    counts["removed"] = result["removed"]
+    return counts
+
+
+def index_source(
+    store: Store,
+    embedder: Embedder,
+    name: str,
+    locations: list[str],
+    *,
+    chunk_size: int = 800,
+    chunk_overlap: int = 120,
+    max_file_bytes: int = 5_000_000,
+    fetch_timeout: float = 15.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
+    """Load and index one configured source. Returns the counts (added, changed, unchanged, removed,
+    skipped) and `errors` ("location: reason" for each skipped item). If nothing at all could be
+    loaded from locations that do exist, the served index is left untouched and ValueError is raised."""
+    report = load_source(name, locations, max_file_bytes, fetch_timeout)
+    for location, reason in report.skipped:
+        log.warning("source %s: skipped %s (%s)", name, location, reason)
+    if not report.documents and report.skipped and len(report.skipped) >= len(locations):
+        reasons = "; ".join(f"{loc}: {why}" for loc, why in report.skipped[:5])
+        raise ValueError(f"source {name!r}: nothing could be loaded ({reasons})")
+    counts = index_documents(store, embedder, name, report.documents, chunk_size=chunk_size,
+                             chunk_overlap=chunk_overlap, progress=progress)
+    return {**counts, "skipped": len(report.skipped), "errors": [f"{loc}: {why}" for loc, why in report.skipped]}

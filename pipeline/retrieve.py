@@ -1,0 +1,109 @@
+"""Hybrid retrieval: dense top-N and BM25 top-N, reciprocal rank fusion, reranking, relevance floor."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pipeline.embed import Embedder
+from pipeline.store import Filters, Store
+from pipeline.types import Hit
+
+VARIANTS = ("bm25", "dense", "rrf", "rrf+rerank")
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> dict[str, float]:
+    """Reciprocal rank fusion: score(d) = Σ over rankings of 1 / (k + rank(d)), ranks from 1."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    """Scale to [0, 1]; a constant vector becomes all ones."""
+    lo, hi = float(values.min()), float(values.max())
+    return np.ones_like(values) if hi - lo < 1e-12 else (values - lo) / (hi - lo)
+
+
+def rerank_scores(dense: np.ndarray, bm25: np.ndarray, fused: np.ndarray, weight: float = 0.5) -> np.ndarray:
+    """The built-in reranker (no cross-encoder weights needed): a convex blend of the candidates'
+    min-max-normalised cosine and BM25 scores, with the RRF score breaking ties. Unlike RRF it uses
+    how far apart scores are, not just their order."""
+    return weight * minmax(dense) + (1 - weight) * minmax(bm25) + 1e-3 * minmax(fused)
+
+
+def retrieve(
+    query: str,
+    *,
+    store: Store,
+    embedder: Embedder,
+    settings,
+    filters: Filters | None = None,
+    variant: str = "rrf+rerank",
+    k: int | None = None,
+    candidates: int | None = None,
+    query_vector: np.ndarray | None = None,
+    cross_encoder=None,
+) -> list[Hit]:
+    """The best `k` chunks for `query` (best first). Every Hit carries its cosine (`dense`) so the
+    caller can apply the relevance floor. `variant` selects a stage for evaluation."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown retrieval variant {variant!r}; expected one of {', '.join(VARIANTS)}")
+    k = settings.top_k if k is None else k
+    n = max(settings.candidates if candidates is None else candidates, k)
+    vector = embedder.encode([query])[0] if query_vector is None else query_vector
+    dense = store.dense_search(vector, n, filters) if variant != "bm25" else []
+    bm25 = store.bm25_search(query, n, filters) if variant != "dense" else []
+    dense_rank = {cid: r for r, (cid, _) in enumerate(dense, start=1)}
+    bm25_rank = {cid: r for r, (cid, _) in enumerate(bm25, start=1)}
+    fused = rrf([[c for c, _ in dense], [c for c, _ in bm25]], settings.rrf_k)
+    if variant.startswith("rrf") and getattr(settings, "weaviate_fusion", "ravbot") != "ravbot" and hasattr(store, "hybrid_search"):
+        fused = dict(store.hybrid_search(query, vector, n, filters))  # Weaviate's own fusion replaces RRF
+    ids = list(fused)
+    if not ids:
+        return []
+    cosines = _cosines(store, vector, ids, dict(dense))
+    if variant == "dense":
+        order = [c for c, _ in dense]
+    elif variant == "bm25":
+        order = [c for c, _ in bm25]
+    else:
+        order = sorted(ids, key=lambda c: -fused[c])
+    if variant == "rrf+rerank":
+        order = order[:n]
+        if cross_encoder is not None:
+            chunks = {c.id: c for c in store.chunks(order)}
+            pairs = [(query, chunks[c].context_text) for c in order if c in chunks]
+            order = [c for c in order if c in chunks]
+            scores = np.asarray(cross_encoder.predict(pairs), dtype=np.float64)
+        else:
+            bm = dict(bm25)
+            bm_floor = min(bm.values(), default=0.0)
+            scores = rerank_scores(np.array([cosines[c] for c in order]),
+                                   np.array([bm.get(c, bm_floor) for c in order]),
+                                   np.array([fused[c] for c in order]), settings.rerank_weight)
+        final = dict(zip(order, scores.tolist(), strict=True))
+        order = sorted(order, key=lambda c: -final[c])
+    else:
+        final = fused if variant == "rrf" else dict(dense if variant == "dense" else bm25)
+    top = order[:k]
+    chunks = {c.id: c for c in store.chunks(top)}
+    return [Hit(chunk=chunks[c], score=float(final[c]), dense=cosines.get(c), dense_rank=dense_rank.get(c),
+                bm25_rank=bm25_rank.get(c), rrf=fused.get(c, 0.0)) for c in top if c in chunks]
+
+
+def _cosines(store: Store, vector: np.ndarray, ids: list[str], known: dict[str, float]) -> dict[str, float]:
+    """Cosine of every candidate; BM25-only candidates are scored from their stored vectors."""
+    missing = [c for c in ids if c not in known]
+    out = dict(known)
+    for cid, v in store.vectors(missing).items():
+        out[cid] = float(np.dot(v, vector))
+    return out
+
+
+def above_floor(hits: Sequence[Hit], floor: float) -> bool:
+    """True when the best chunk is similar enough to the question to answer from."""
+    return any((h.dense or 0.0) >= floor for h in hits)

@@ -1,0 +1,285 @@
+"""Train the `default` verifier's combiner (pipeline/models/combiner.json) on the open data, reproducibly.
+
+`python -m pipeline.train_combiner [--data DIR] [--out FILE] [--seed N]` reads claim–evidence
+pairs from the open sets in ../shared/data (SciFact train rationales, Climate-FEVER evidence,
+HealthVer dev, COVID-Fact, perturbed/open.jsonl; never the holdout), aligns and checks each
+pair exactly as `pipeline.verify` does, and fits a logistic regression for P(supported) over
+[|u−v|, u·v] of the claim and its aligned evidence sentence plus the symbolic features. It
+reports leave-one-dataset-out figures for `cosine` and `default` side by side and writes the
+weights with a manifest (data files and sha256, seed, sizes, figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pipeline import verify
+from pipeline.types import Label
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+EMBEDDING_FEATURES = ("absdiff", "product")
+FILES = {
+    "scifact": ("scifact/claims_train.jsonl", "scifact/corpus.jsonl"),
+    "climate-fever": ("climate-fever/claims.jsonl",),
+    "healthver": ("healthver/healthver_dev.csv",),
+    "covidfact": ("covidfact/COVIDFACT_dataset.jsonl",),
+    "perturbed": ("perturbed/open.jsonl",),
+}
+CAPS = {"scifact_nei": 100, "climate_nei": 300, "healthver": 800, "covidfact": 900}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One training/evaluation example. `kind`: support | contradict | nei | original | perturbed."""
+
+    claim: str
+    evidence: tuple[str, ...]
+    dataset: str
+    kind: str
+    source: str = ""  # for perturbed rows: the set the claim came from
+
+    @property
+    def supported(self) -> int:
+        return int(self.kind in ("support", "original"))
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def load_pairs(data_dir: Path, seed: int = 0) -> list[Pair]:
+    """All pairs from the open sets, subsampled (seeded) where a set is large."""
+    rng = random.Random(seed)
+    pairs: list[Pair] = []
+    # SciFact: claim vs its cited abstract
+    corpus = {str(d["doc_id"]): d for d in _jsonl(data_dir / FILES["scifact"][1])}
+    nei = []
+    for row in _jsonl(data_dir / FILES["scifact"][0]):
+        if not row["evidence"]:
+            for doc_id in row.get("cited_doc_ids", [])[:1]:
+                if str(doc_id) in corpus:
+                    nei.append(Pair(row["claim"], (" ".join(corpus[str(doc_id)]["abstract"]),), "scifact", "nei"))
+            continue
+        for doc_id, sets in row["evidence"].items():
+            if doc_id in corpus:
+                kind = "support" if sets[0]["label"] == "SUPPORT" else "contradict"
+                pairs.append(Pair(row["claim"], (" ".join(corpus[doc_id]["abstract"]),), "scifact", kind))
+    pairs += rng.sample(nei, min(CAPS["scifact_nei"], len(nei)))
+    # Climate-FEVER: claim vs each evidence sentence
+    nei = []
+    for row in _jsonl(data_dir / FILES["climate-fever"][0]):
+        for ev in row["evidences"]:
+            kind = {"SUPPORTS": "support", "REFUTES": "contradict"}.get(ev["evidence_label"], "nei")
+            pair = Pair(row["claim"], (ev["evidence"],), "climate-fever", kind)
+            (nei if kind == "nei" else pairs).append(pair)
+    pairs += rng.sample(nei, min(CAPS["climate_nei"], len(nei)))
+    # HealthVer dev
+    with (data_dir / FILES["healthver"][0]).open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    kinds = {"Supports": "support", "Refutes": "contradict", "Neutral": "nei"}
+    rows = rng.sample(rows, min(CAPS["healthver"], len(rows)))
+    pairs += [Pair(r["claim"].strip(), (r["evidence"],), "healthver", kinds[r["label"]]) for r in rows if r["label"] in kinds]
+    # COVID-Fact
+    rows = _jsonl(data_dir / FILES["covidfact"][0])
+    rows = rng.sample(rows, min(CAPS["covidfact"], len(rows)))
+    pairs += [
+        Pair(r["claim"], tuple(r["evidence"]), "covidfact", "support" if r["label"] == "SUPPORTED" else "contradict")
+        for r in rows
+    ]
+    # perturbed copies of supported claims
+    for r in _jsonl(data_dir / FILES["perturbed"][0]):
+        kind = "original" if r["label"] == "supported" else "perturbed"
+        pairs.append(Pair(r["claim"], tuple(r["evidence"]), "perturbed", kind, r.get("source", "")))
+    return pairs
+
+
+# --------------------------------------------------------------------------- embedding cache
+
+
+class CachedEmbedder:
+    """Wraps an Embedder; vectors persist in a cache file so reruns embed nothing twice."""
+
+    def __init__(self, embedder, cache_file: Path):
+        self.embedder = embedder
+        self.cache_file = cache_file
+        self.table: dict[str, np.ndarray] = {}
+        if cache_file.is_file():
+            data = np.load(cache_file, allow_pickle=False)
+            self.table = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+
+    def encode(self, texts: list[str], **_: object) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.table]
+        if missing:
+            for start in range(0, len(missing), 2048):
+                batch = missing[start:start + 2048]
+                self.table.update(zip(batch, self.embedder.encode(batch, batch_size=64), strict=True))
+                self.save()
+                print(f"  embedded {min(start + 2048, len(missing))}/{len(missing)}", file=sys.stderr, flush=True)
+        return np.vstack([self.table[t] for t in texts]) if texts else np.zeros((0, 384), np.float32)
+
+    def save(self) -> None:
+        texts = list(self.table)
+        np.savez(self.cache_file, texts=np.array(texts), vectors=np.vstack([self.table[t] for t in texts]))
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _auc(y: np.ndarray, s: np.ndarray) -> float:
+    pos, neg = s[y == 1], s[y == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    ranks = np.argsort(np.argsort(np.concatenate([pos, neg]), kind="stable"), kind="stable") + 1.0
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def figures(y: np.ndarray, predicted_supported: np.ndarray, confidence: np.ndarray) -> dict[str, float]:
+    """Balanced accuracy, precision of SUPPORTED, AUC, and the share SUPPORTED per class."""
+    y = np.asarray(y)
+    pred = np.asarray(predicted_supported).astype(bool)
+    tpr = float(pred[y == 1].mean()) if (y == 1).any() else float("nan")
+    fpr = float(pred[y == 0].mean()) if (y == 0).any() else float("nan")
+    precision = float(y[pred].mean()) if pred.any() else float("nan")
+    return {
+        "n": int(len(y)), "balanced_accuracy": round((tpr + 1 - fpr) / 2, 3), "precision_supported": round(precision, 3),
+        "auc": round(_auc(y, np.asarray(confidence)), 3), "true_kept_supported": round(tpr, 3),
+        "false_labelled_supported": round(fpr, 3),
+    }
+
+
+# --------------------------------------------------------------------------- training
+
+
+def _fit(x: np.ndarray, y: np.ndarray, seed: int, c: float = 0.05) -> dict:
+    from sklearn.linear_model import LogisticRegression
+
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0) + 1e-6
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=2000, random_state=seed)
+    model.fit((x - mean) / scale, y)
+    return {"mean": mean, "scale": scale, "weights": model.coef_[0], "bias": float(model.intercept_[0])}
+
+
+def _predict(fit: dict, x: np.ndarray) -> np.ndarray:
+    z = ((x - fit["mean"]) / fit["scale"]) @ fit["weights"] + fit["bias"]
+    return 1 / (1 + np.exp(-z))
+
+
+def _combiner_spec(fit: dict) -> dict:
+    return {
+        "embedding_features": list(EMBEDDING_FEATURES),
+        "symbolic_features": list(verify.SYMBOLIC_FEATURES),
+        "mean": [round(float(v), 6) for v in fit["mean"]],
+        "scale": [round(float(v), 6) for v in fit["scale"]],
+        "weights": [round(float(v), 6) for v in fit["weights"]],
+        "bias": round(fit["bias"], 6),
+    }
+
+
+def _holdout_mask(pairs: Sequence[Pair], held: str) -> tuple[np.ndarray, np.ndarray]:
+    """Test = the held-out set; train = the rest minus rows sharing its claims (perturbed ↔ sources)."""
+    test = np.array([p.dataset == held for p in pairs])
+    held_claims = {p.claim for p in pairs if p.dataset == held}
+    if held == "perturbed":
+        held_claims |= {p.claim for p in pairs if p.dataset in ("scifact", "climate-fever")} & {
+            p.claim for p in pairs if p.dataset == "perturbed"
+        }
+    source_name = {"scifact": "scifact-train", "climate-fever": "climate-fever"}.get(held)
+    leak = np.array([p.claim in held_claims or (source_name is not None and p.source == source_name) for p in pairs])
+    return ~test & ~leak, test
+
+
+def train(data_dir: Path, out_path: Path, seed: int = 0) -> dict:
+    """Fit the combiner on all open pairs, write it to `out_path`, and return the figures."""
+    from config.settings import load_settings
+    from pipeline.embed import load_embedder
+
+    random.seed(seed)
+    np.random.seed(seed)
+    settings = load_settings(env={})
+    started = time.perf_counter()
+    pairs = load_pairs(data_dir, seed)
+    print(f"{len(pairs)} pairs from {data_dir}", file=sys.stderr)
+    cache = Path(tempfile.gettempdir()) / f"ravbot-combiner-embeddings-{seed}.npz"
+    embedder = CachedEmbedder(load_embedder(""), cache)
+    claims = [p.claim for p in pairs]
+    evidences = [list(p.evidence) for p in pairs]
+    t0 = time.perf_counter()
+    cosine = verify.score_pairs(claims, evidences, "cosine", embedder, settings)
+    aligned = verify.analyse(claims, evidences, embedder)
+    analyse_s = time.perf_counter() - t0
+    x = verify.feature_matrix(aligned, EMBEDDING_FEATURES, verify.SYMBOLIC_FEATURES)
+    y = np.array([p.supported for p in pairs])
+    datasets = sorted({p.dataset for p in pairs})
+    results: dict[str, dict] = {}
+    for held in datasets:
+        train_mask, test_mask = _holdout_mask(pairs, held)
+        fit = _fit(x[train_mask], y[train_mask], seed)
+        probs = _predict(fit, x[test_mask])
+        idx = np.flatnonzero(test_mask)
+        decided = verify.decide([aligned[i] for i in idx], list(probs), settings)
+        judged = np.array([pairs[i].kind != "nei" for i in idx])  # supports vs contradicts only
+        yt = y[idx][judged]
+        cos_sup = np.array([cosine[i].label is Label.SUPPORTED for i in idx])[judged]
+        cos_conf = np.array([cosine[i].confidence for i in idx])[judged]
+        def_sup = np.array([d.label is Label.SUPPORTED for d in decided])[judged]
+        def_conf = np.array([d.confidence for d in decided])[judged]
+        results[held] = {
+            "cosine": figures(yt, cos_sup, cos_conf),
+            "default": figures(yt, def_sup, def_conf),
+            "default_contradicted": round(float(np.mean([d.label is Label.CONTRADICTED for d in decided])), 3),
+            "trained_on": int(train_mask.sum()),
+        }
+    final = _fit(x, y, seed)
+    in_sample = figures(y, _predict(final, x) >= settings.supported_threshold, _predict(final, x))
+    manifest = {
+        "trained": "python -m pipeline.train_combiner",
+        "seed": seed,
+        "data": {
+            name: {f: hashlib.sha256((data_dir / f).read_bytes()).hexdigest() for f in files}
+            for name, files in FILES.items()
+        },
+        "caps": CAPS,
+        "pairs": {d: int(sum(p.dataset == d for p in pairs)) for d in datasets},
+        "leave_one_dataset_out": results,
+        "in_sample_all": in_sample,
+        "analyse_ms_per_pair": round(1000 * analyse_s / len(pairs), 1),
+        "train_seconds": round(time.perf_counter() - started, 1),
+        "thresholds": {"supported": settings.supported_threshold, "uncertain": settings.uncertain_threshold},
+    }
+    spec = _combiner_spec(final) | {"manifest": manifest}
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(spec, indent=None, separators=(",", ":")) + "\n")
+    verify.load_combiner.cache_clear()
+    return manifest
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m pipeline.train_combiner", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the open data folder (../shared/data)")
+    parser.add_argument("--out", type=Path, default=verify.COMBINER_PATH, help="where to write combiner.json")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    manifest = train(args.data, args.out, args.seed)
+    print(json.dumps(manifest["leave_one_dataset_out"], indent=1))
+    print(f"wrote {args.out} in {manifest['train_seconds']} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

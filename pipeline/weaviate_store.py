@@ -1,0 +1,665 @@
+"""`WeaviateStore`: the `Store` protocol on a Weaviate server (weaviate-client v4), for big or shared indexes.
+
+Layout on the server, for the base name `B` (setting `weaviate_collection`):
+- generations are collections `B_g1`, `B_g2`, ... holding two kinds of objects: chunks (with
+  our own embedding as the vector `embedding`) and one vector-less record per document;
+- the served generation is named by the alias `B` (Weaviate 1.32+) or, on older servers, by an
+  object in the small collection `B_meta`;
+- with multi-tenancy (`weaviate_tenant`), `B` is one multi-tenant collection, generations are
+  the tenants `<tenant>__g1`, `<tenant>__g2`, ... and `B_meta` names each tenant's served one.
+
+A build writes the next generation, copies the objects it keeps (with their vectors) from the
+served one, and only then moves the pointer, so readers never see a half-built index; the old
+generation is deleted afterwards. Run index builds from one process at a time.
+
+Weaviate's BM25 does no stemming, so chunks carry `search_text`: their words Porter-stemmed
+(steps 1 and 5a: plurals, -ed, -ing, final e), the query is stemmed the same way ("indexing" finds "indexed").
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from pipeline.store import STOPWORDS, Filters, StoreUnavailable
+from pipeline.types import Chunk, Document
+
+log = logging.getLogger(__name__)
+
+VECTOR = "embedding"  # the name of the self-provided vector
+MIN_VERSION = (1, 27, 0)  # the oldest server weaviate-client v4 talks to
+ALIAS_VERSION = (1, 32, 0)  # collection aliases
+FUSIONS = ("ravbot", "ranked", "relative_score")
+PAGE = 500  # ids per fetch; objects per page when iterating
+QUERY_MAXIMUM_RESULTS = 10_000  # Weaviate's default cap on limit + offset
+
+CHUNK_PROPS = ("chunk_id", "doc_id", "text", "context_text", "title", "headings", "source",
+               "domain", "url", "path", "position", "doc_hash", "modified")
+ALL_PROPS = (*CHUNK_PROPS, "kind", "search_text")
+
+
+class BatchFailed(RuntimeError):
+    """Some objects of a batch were rejected by Weaviate (batches do not raise by themselves)."""
+
+
+# --- pure helpers (unit-tested without a server)
+def stem(word: str) -> str:
+    """Porter's step 1 (1a plurals, 1b -ed/-ing, 1c y→i) and 5a (final e) on a lower-case word."""
+    if len(word) <= 2:
+        return word
+    w = word
+    if w.endswith("sses") or w.endswith("ies"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    if w.endswith("eed"):
+        if _measure(w[:-3]) > 0:
+            w = w[:-1]
+    else:
+        for suffix in ("ed", "ing"):
+            if w.endswith(suffix) and _has_vowel(w[: -len(suffix)]):
+                w = w[: -len(suffix)]
+                if w.endswith(("at", "bl", "iz")):
+                    w += "e"
+                elif len(w) >= 2 and w[-1] == w[-2] and _consonant(w, len(w) - 1) and w[-1] not in "lsz":
+                    w = w[:-1]
+                elif _measure(w) == 1 and _cvc(w):
+                    w += "e"
+                break
+    if w.endswith("y") and _has_vowel(w[:-1]):
+        w = w[:-1] + "i"
+    if w.endswith("e") and (_measure(w[:-1]) > 1 or (_measure(w[:-1]) == 1 and not _cvc(w[:-1]))):
+        w = w[:-1]
+    return w
+
+
+def _consonant(w: str, i: int) -> bool:
+    if w[i] in "aeiou":
+        return False
+    if w[i] == "y":
+        return i == 0 or not _consonant(w, i - 1)
+    return True
+
+
+def _measure(w: str) -> int:
+    """Porter's m: the number of vowel-consonant sequences."""
+    pattern = "".join("c" if _consonant(w, i) else "v" for i in range(len(w)))
+    return len(re.findall(r"v+c+", pattern))
+
+
+def _has_vowel(w: str) -> bool:
+    return any(not _consonant(w, i) for i in range(len(w)))
+
+
+def _cvc(w: str) -> bool:
+    return (len(w) >= 3 and _consonant(w, len(w) - 3) and not _consonant(w, len(w) - 2)
+            and _consonant(w, len(w) - 1) and w[-1] not in "wxy")
+
+
+def search_text(text: str) -> str:
+    """What BM25 indexes for a chunk: its words, lower-cased and stemmed, space-separated."""
+    return " ".join(stem(w) for w in re.findall(r"\w+", text.lower()))
+
+
+def bm25_query(text: str) -> str:
+    """The user's words as a BM25 query: stemmed like `search_text`, stopwords dropped, at most 64."""
+    words = dict.fromkeys(stem(w) for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS)
+    return " ".join(list(words)[:64])
+
+
+def chunk_uuid(chunk_id: str) -> str:
+    """The Weaviate id of a chunk: derived from its (content-derived) id, so re-adding is idempotent."""
+    from weaviate.util import generate_uuid5
+
+    return generate_uuid5(chunk_id, "ravbot-chunk")
+
+
+def doc_uuid(doc_id: str) -> str:
+    from weaviate.util import generate_uuid5
+
+    return generate_uuid5(doc_id, "ravbot-document")
+
+
+def chunk_properties(chunk: Chunk) -> dict[str, Any]:
+    """A chunk as Weaviate properties."""
+    return {"kind": "chunk", "chunk_id": chunk.id, "doc_id": chunk.doc_id, "text": chunk.text,
+            "context_text": chunk.context_text, "search_text": search_text(chunk.context_text),
+            "title": chunk.title, "headings": list(chunk.headings), "source": chunk.source,
+            "domain": chunk.domain, "url": chunk.url, "path": chunk.path,
+            "position": chunk.position, "doc_hash": chunk.doc_hash, "modified": float(chunk.modified)}
+
+
+def document_properties(doc: Document) -> dict[str, Any]:
+    """A document's record (no vector, no searchable text): what `doc_hashes` and `counts` read."""
+    return {"kind": "document", "chunk_id": "", "doc_id": doc.id, "text": "", "context_text": "",
+            "search_text": "", "title": doc.title, "headings": [], "source": doc.source,
+            "domain": doc.domain, "url": doc.url, "path": doc.path, "position": 0,
+            "doc_hash": doc.hash, "modified": float(doc.modified)}
+
+
+def chunk_from_properties(p: Mapping[str, Any]) -> Chunk:
+    return Chunk(id=p["chunk_id"], doc_id=p["doc_id"], text=p.get("text") or "",
+                 context_text=p.get("context_text") or "", title=p.get("title") or "",
+                 headings=tuple(p.get("headings") or ()), source=p.get("source") or "",
+                 domain=p.get("domain") or "", url=p.get("url") or "", path=p.get("path") or "",
+                 position=int(p.get("position") or 0), doc_hash=p.get("doc_hash") or "",
+                 modified=float(p.get("modified") or 0.0))
+
+
+def build_filters(filters: Filters | None):
+    """`{"source": [...], "domain": [...]}` as a Weaviate filter (None = no filter); empty lists are ignored."""
+    from weaviate.classes.query import Filter
+
+    parts = []
+    for key, values in (filters or {}).items():
+        if key not in ("source", "domain"):
+            raise ValueError(f"unknown filter {key!r}: use 'source' or 'domain'")
+        if values:
+            parts.append(Filter.by_property(key).contains_any(list(values)))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else Filter.all_of(parts)
+
+
+def collection_config(settings: Any, name: str) -> dict[str, Any]:
+    """Keyword arguments of `client.collections.create` for one generation (or the multi-tenant collection)."""
+    from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
+
+    def text(prop: str, *, searchable: bool = False, tokenization=Tokenization.FIELD, filterable: bool = True) -> Property:
+        return Property(name=prop, data_type=DataType.TEXT, tokenization=tokenization,
+                        index_searchable=searchable, index_filterable=filterable)
+
+    properties = [
+        text("kind"), text("chunk_id"), text("doc_id"), text("source"), text("domain"), text("doc_hash"),
+        text("search_text", searchable=True, tokenization=Tokenization.WHITESPACE, filterable=False),
+        text("text", filterable=False), text("context_text", filterable=False),
+        text("title", filterable=False), text("url", filterable=False), text("path", filterable=False),
+        Property(name="headings", data_type=DataType.TEXT_ARRAY, index_filterable=False, index_searchable=False),
+        Property(name="position", data_type=DataType.INT),
+        Property(name="modified", data_type=DataType.NUMBER),
+    ]
+    config: dict[str, Any] = {
+        "name": name,
+        "description": "ravbot chunks and document records (self-provided embeddings)",
+        "properties": properties,
+        "vector_config": Configure.Vectors.self_provided(
+            name=VECTOR, vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE)),
+        "inverted_index_config": Configure.inverted_index(bm25_k1=1.2, bm25_b=0.75),
+        "replication_config": Configure.replication(factor=int(settings.weaviate_replication)),
+    }
+    if settings.weaviate_tenant:
+        config["multi_tenancy_config"] = Configure.multi_tenancy(enabled=True, auto_tenant_creation=False)
+    else:  # a multi-tenant collection has one shard per tenant
+        config["sharding_config"] = Configure.sharding(desired_count=int(settings.weaviate_shards))
+    return config
+
+
+def check_failed(failed: Sequence[Any], total: int, where: str) -> None:
+    """Raise `BatchFailed` when a batch left failed objects (`ErrorObject`s), with counts and first messages."""
+    if not failed:
+        return
+    messages = list(dict.fromkeys(str(getattr(f, "message", f)) for f in failed))
+    raise BatchFailed(f"{len(failed)} of {total} objects failed to index into {where}; "
+                      f"first errors: {'; '.join(messages[:3])}")
+
+
+def parse_url(url: str) -> tuple[str, int, bool]:
+    """`http(s)://host[:port]` as (host, port, secure)."""
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"weaviate_url {url!r} is not an http(s) URL such as http://localhost:8080")
+    secure = parts.scheme == "https"
+    return parts.hostname, parts.port or (443 if secure else 80), secure
+
+
+def version_tuple(version: str) -> tuple[int, int, int]:
+    numbers = [int(x) for x in re.findall(r"\d+", version)[:3]]
+    return tuple(numbers + [0] * (3 - len(numbers)))  # type: ignore[return-value]
+
+
+def generation_of(name: str) -> int:
+    """The generation number in `B_g3` or `team__g3` (0 when there is none)."""
+    m = re.search(r"_g(\d+)$", name)
+    return int(m.group(1)) if m else 0
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one generation lives: a collection (or alias), and a tenant when multi-tenancy is on."""
+
+    collection: str
+    tenant: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.collection}[{self.tenant}]" if self.tenant else self.collection
+
+
+# --- the store
+class WeaviateStore:
+    """A `Store` on a Weaviate server; connects on first use."""
+
+    def __init__(self, settings: Any):
+        if settings.weaviate_fusion not in FUSIONS:
+            raise ValueError(f"weaviate_fusion {settings.weaviate_fusion!r} is not one of {', '.join(FUSIONS)}")
+        self.settings = settings
+        self.url = settings.weaviate_url or f"http://localhost:8080 (gRPC {settings.weaviate_grpc_port})"
+        self.base = _collection_name(settings.weaviate_collection)
+        self.tenant = settings.weaviate_tenant or None
+        self.fusion = settings.weaviate_fusion
+        self._client = None
+        self._aliases = False
+        self._alias_seen = False
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+
+    # --- connection
+    @property
+    def client(self):
+        with self._lock:
+            if self._client is None:
+                self._client, version = _connect(self.settings)
+                self._aliases = version >= ALIAS_VERSION
+            return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def _fail(self, what: str, e: Exception) -> StoreUnavailable:
+        return StoreUnavailable(f"Weaviate at {self.url}: {what} failed: {e}")
+
+    def _handle(self, target: Target):
+        col = self.client.collections.use(target.collection)
+        return col.with_tenant(target.tenant) if target.tenant else col
+
+    # --- which generation is served
+    @property
+    def _uses_meta(self) -> bool:
+        return bool(self.tenant) or not self._aliases
+
+    @property
+    def _meta_name(self) -> str:
+        return f"{self.base}_meta"
+
+    def _meta_uuid(self) -> str:
+        from weaviate.util import generate_uuid5
+
+        return generate_uuid5(self.tenant or "", "ravbot-served")
+
+    def served(self) -> Target | None:
+        """The served generation, or None before the first commit."""
+        from weaviate.exceptions import WeaviateBaseError
+
+        client = self.client
+        try:
+            if not self._uses_meta:
+                if self._alias_seen or client.alias.exists(alias_name=self.base):
+                    self._alias_seen = True
+                    return Target(self.base)
+                return None
+            if not client.collections.exists(self._meta_name):
+                return None
+            obj = client.collections.use(self._meta_name).query.fetch_object_by_id(self._meta_uuid())
+        except WeaviateBaseError as e:
+            raise self._fail("reading the served generation", e) from e
+        if obj is None:
+            return None
+        active = obj.properties["active"]
+        return Target(self.base, active) if self.tenant else Target(active)
+
+    def _concrete(self, target: Target) -> Target:
+        """The generation behind an alias (`B` → `B_g3`)."""
+        if target.tenant or target.collection != self.base:
+            return target
+        alias = self.client.alias.get(alias_name=self.base)
+        return Target(alias.collection) if alias else target
+
+    def _read(self, what: str, fn, empty):
+        """Run `fn(collection handle)` on the served generation; retry once if a switch raced it."""
+        from weaviate.exceptions import WeaviateBaseError
+
+        for attempt in (1, 2):
+            target = self.served()
+            if target is None:
+                return empty
+            try:
+                return fn(self._handle(target))
+            except WeaviateBaseError as e:
+                if attempt == 2:
+                    raise self._fail(what, e) from e
+
+    # --- reading
+    def doc_hashes(self, source: str | None = None) -> dict[str, str]:
+        return self._read("listing documents", lambda col: {
+            p["doc_id"]: p["doc_hash"] for p in _documents(col, source)}, {})
+
+    def counts(self) -> dict[str, int]:
+        return self._read("counting", _count, {"documents": 0, "chunks": 0})
+
+    def _by_chunk_ids(self, col, chunk_ids: Sequence[str], include_vector: bool) -> list:
+        from weaviate.classes.query import Filter
+
+        objects = []
+        ids = list(dict.fromkeys(chunk_ids))
+        for i in range(0, len(ids), PAGE):
+            part = [chunk_uuid(c) for c in ids[i : i + PAGE]]
+            objects += col.query.fetch_objects(filters=Filter.by_id().contains_any(part), limit=len(part),
+                                               include_vector=include_vector, return_properties=list(CHUNK_PROPS)).objects
+        return objects
+
+    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        if not chunk_ids:
+            return []
+        objects = self._read("fetching chunks", lambda col: self._by_chunk_ids(col, chunk_ids, False), [])
+        by_id = {o.properties["chunk_id"]: chunk_from_properties(o.properties) for o in objects}
+        return [by_id[c] for c in chunk_ids if c in by_id]
+
+    def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not chunk_ids:
+            return {}
+        objects = self._read("fetching vectors", lambda col: self._by_chunk_ids(col, chunk_ids, True), [])
+        return {o.properties["chunk_id"]: np.asarray(_vector(o), dtype=np.float32) for o in objects}
+
+    def dense_search(self, vector: np.ndarray, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        from weaviate.classes.query import MetadataQuery
+
+        where = build_filters(filters)
+        result = self._read("vector search", lambda col: col.query.near_vector(
+            near_vector=np.asarray(vector, dtype=np.float32).tolist(), target_vector=VECTOR, limit=n,
+            filters=where, return_metadata=MetadataQuery(distance=True), return_properties=["chunk_id"]), None)
+        if result is None:
+            return []
+        return [(o.properties["chunk_id"], 1.0 - float(o.metadata.distance)) for o in result.objects]
+
+    def bm25_search(self, query: str, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        from weaviate.classes.query import MetadataQuery
+
+        words, where = bm25_query(query), build_filters(filters)
+        if not words:
+            return []
+        result = self._read("BM25 search", lambda col: col.query.bm25(
+            query=words, query_properties=["search_text"], limit=n, filters=where,
+            return_metadata=MetadataQuery(score=True), return_properties=["chunk_id"]), None)
+        if result is None:
+            return []
+        return [(o.properties["chunk_id"], float(o.metadata.score)) for o in result.objects if o.metadata.score > 0]
+
+    def hybrid_search(self, query: str, vector: np.ndarray, n: int, filters: Filters | None = None,
+                      alpha: float = 0.5) -> list[tuple[str, float]]:
+        """Weaviate's own fusion of BM25 and vector search (`weaviate_fusion` = ranked | relative_score)."""
+        from weaviate.classes.query import HybridFusion, MetadataQuery
+
+        fusion = HybridFusion.RELATIVE_SCORE if self.fusion == "relative_score" else HybridFusion.RANKED
+        where = build_filters(filters)
+        result = self._read("hybrid search", lambda col: col.query.hybrid(
+            query=bm25_query(query), vector=np.asarray(vector, dtype=np.float32).tolist(), target_vector=VECTOR,
+            query_properties=["search_text"], alpha=alpha, fusion_type=fusion, limit=n, filters=where,
+            return_metadata=MetadataQuery(score=True), return_properties=["chunk_id"]), None)
+        if result is None:
+            return []
+        return [(o.properties["chunk_id"], float(o.metadata.score)) for o in result.objects if o.properties.get("chunk_id")]
+
+    # --- writing
+    def begin(self, source: str) -> WeaviateBuild:
+        if not self._write_lock.acquire(timeout=0.1):
+            raise RuntimeError(f"an index build is already running on {self.base} at {self.url}")
+        try:
+            return WeaviateBuild(self, source)
+        except BaseException:
+            self._write_lock.release()
+            raise
+
+    def _generations(self) -> list[Target]:
+        """Every generation on the server, served or not."""
+        if self.tenant:
+            if not self.client.collections.exists(self.base):
+                return []
+            names = self.client.collections.use(self.base).tenants.get()
+            pattern = re.compile(rf"^{re.escape(self.tenant)}__g\d+$")
+            return [Target(self.base, t) for t in names if pattern.match(t)]
+        pattern = re.compile(rf"^{re.escape(self.base)}_g\d+$")
+        return [Target(name) for name in self.client.collections.list_all(simple=True) if pattern.match(name)]
+
+    def _create(self, target: Target) -> None:
+        from weaviate.classes.tenants import Tenant
+
+        cols = self.client.collections
+        if target.tenant:
+            if not cols.exists(target.collection):
+                cols.create(**collection_config(self.settings, target.collection))
+            cols.use(target.collection).tenants.create([Tenant(name=target.tenant)])
+        else:
+            cols.create(**collection_config(self.settings, target.collection))
+
+    def _drop(self, target: Target) -> None:
+        if target.tenant:
+            self.client.collections.use(target.collection).tenants.remove([target.tenant])
+        else:
+            self.client.collections.delete(target.collection)
+
+    def _serve(self, target: Target) -> None:
+        """Point readers at `target`: one alias update, or one meta object write."""
+        if not self._uses_meta:
+            if self.client.alias.exists(alias_name=self.base):
+                self.client.alias.update(alias_name=self.base, new_target_collection=target.collection)
+            else:
+                if self.client.collections.exists(self.base):
+                    raise StoreUnavailable(f"Weaviate at {self.url}: a collection named {self.base!r} is in the way "
+                                           "of ravbot's alias; rename weaviate_collection or delete that collection")
+                self.client.alias.create(alias_name=self.base, target_collection=target.collection)
+            self._alias_seen = True
+            return
+        from weaviate.classes.config import DataType, Property
+
+        cols = self.client.collections
+        if not cols.exists(self._meta_name):
+            cols.create(self._meta_name, properties=[Property(name="active", data_type=DataType.TEXT)],
+                        replication_config=collection_config(self.settings, "x")["replication_config"])
+        active = target.tenant or target.collection
+        meta = cols.use(self._meta_name)
+        if meta.data.exists(self._meta_uuid()):
+            meta.data.replace(uuid=self._meta_uuid(), properties={"active": active})
+        else:
+            meta.data.insert(uuid=self._meta_uuid(), properties={"active": active})
+
+
+class WeaviateBuild:
+    """One source's next generation, written beside the served one and switched to on `commit`."""
+
+    def __init__(self, store: WeaviateStore, source: str):
+        from weaviate.exceptions import WeaviateBaseError
+
+        self.store, self.source = store, source
+        self.kept: set[str] = set()
+        self.added: dict[str, list[str]] = {}  # doc id -> chunk uuids
+        self._pending: list[dict[str, Any]] = []
+        self._written = 0
+        self._done = False
+        try:
+            served = store.served()
+            self.old = store._concrete(served) if served else None
+            number = generation_of(self.old.tenant or self.old.collection) + 1 if self.old else 1
+            for leftover in store._generations():  # what failed or killed builds left behind
+                if leftover != self.old:
+                    store._drop(leftover)
+            self.new = (Target(store.base, f"{store.tenant}__g{number}") if store.tenant
+                        else Target(f"{store.base}_g{number}"))
+            store._create(self.new)
+            self.old_hashes = ({p["doc_id"]: p["doc_hash"] for p in _documents(store._handle(self.old), source)}
+                               if self.old else {})
+        except WeaviateBaseError as e:
+            raise store._fail(f"starting an index build of {source!r}", e) from e
+
+    def keep(self, doc_id: str) -> None:
+        if doc_id not in self.old_hashes:
+            raise KeyError(f"cannot keep {doc_id!r}: it is not in the served index")
+        self.kept.add(doc_id)
+
+    def add(self, doc: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{doc.id}: {len(chunks)} chunks but {len(vectors)} vectors")
+        if doc.id in self.added:  # added twice in one build: the last version wins
+            self._flush()
+            self._handle().data.delete_many(where=_doc_filter(doc.id))
+        self._pending.append({"uuid": doc_uuid(doc.id), "properties": document_properties(doc), "vector": None})
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            self._pending.append({"uuid": chunk_uuid(chunk.id), "properties": chunk_properties(chunk),
+                                  "vector": {VECTOR: np.asarray(vector, dtype=np.float32).tolist()}})
+        self.added[doc.id] = [chunk_uuid(c.id) for c in chunks]
+        if len(self._pending) >= 1000:
+            self._flush()
+
+    def commit(self) -> dict[str, int]:
+        from weaviate.exceptions import WeaviateBaseError
+
+        store = self.store
+        try:
+            self._flush()
+            if self.old:
+                self._copy_kept()
+            counts = _count(self._handle())
+            store._serve(self.new)
+        except (WeaviateBaseError, BatchFailed, StoreUnavailable) as e:
+            self.abort()
+            if isinstance(e, WeaviateBaseError):
+                raise store._fail(f"committing the index build of {self.source!r}", e) from e
+            raise
+        try:
+            if self.old:
+                store._drop(self.old)
+        except WeaviateBaseError as e:  # served already; the next build removes it
+            log.warning("could not delete the old generation %s: %s", self.old, e)
+        finally:
+            self._finish()
+        removed = len(set(self.old_hashes) - self.kept - set(self.added))
+        return {**counts, "removed": removed}
+
+    def abort(self) -> None:
+        try:
+            self._pending.clear()
+            self.store._drop(self.new)
+        except Exception as e:  # the next build removes it
+            log.warning("could not delete the aborted generation %s: %s", self.new, e)
+        finally:
+            self._finish()
+
+    def _handle(self):
+        return self.store._handle(self.new)
+
+    def _copy_kept(self) -> None:
+        """Copy other sources' objects and kept documents' objects, with vectors, from the served generation."""
+        old = self.store._handle(self.old)
+        for obj in old.iterator(include_vector=True, return_properties=list(ALL_PROPS), cache_size=PAGE):
+            p = obj.properties
+            if p.get("source") != self.source or (p.get("doc_id") in self.kept and p.get("doc_id") not in self.added):
+                vector = obj.vector.get(VECTOR) if obj.vector else None
+                self._pending.append({"uuid": str(obj.uuid), "properties": dict(p),
+                                      "vector": {VECTOR: vector} if vector is not None else None})
+                if len(self._pending) >= 1000:
+                    self._flush()
+        self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        col = self._handle()
+        objects, self._pending = self._pending, []
+        with col.batch.dynamic() as batch:
+            for o in objects:
+                batch.add_object(properties=o["properties"], uuid=o["uuid"], vector=o["vector"])
+        check_failed(col.batch.failed_objects, len(objects), str(self.new))
+        self._written += len(objects)
+
+    def _finish(self) -> None:
+        if not self._done:
+            self._done = True
+            self.store._write_lock.release()
+
+
+# --- small helpers over a collection handle
+def _collection_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name or ""):
+        raise ValueError(f"weaviate_collection {name!r} must be letters, digits and _ and start with a letter")
+    return name[0].upper() + name[1:]
+
+
+def _doc_filter(doc_id: str):
+    from weaviate.classes.query import Filter
+
+    return Filter.by_property("doc_id").equal(doc_id)
+
+
+def _vector(obj) -> list[float]:
+    vector = obj.vector
+    return vector[VECTOR] if isinstance(vector, dict) else vector
+
+
+def _count(col) -> dict[str, int]:
+    from weaviate.classes.query import Filter
+
+    n = {kind: col.aggregate.over_all(total_count=True, filters=Filter.by_property("kind").equal(kind)).total_count or 0
+         for kind in ("document", "chunk")}
+    return {"documents": n["document"], "chunks": n["chunk"]}
+
+
+def _documents(col, source: str | None) -> Iterable[Mapping[str, Any]]:
+    """The document records of one source (or all): one query, or a full scan past Weaviate's result cap."""
+    from weaviate.classes.query import Filter
+
+    where = Filter.by_property("kind").equal("document")
+    if source is not None:
+        where = where & Filter.by_property("source").equal(source)
+    objects = col.query.fetch_objects(filters=where, limit=QUERY_MAXIMUM_RESULTS,
+                                      return_properties=["doc_id", "doc_hash", "source"]).objects
+    if len(objects) < QUERY_MAXIMUM_RESULTS:
+        return [o.properties for o in objects]
+    return [o.properties for o in col.iterator(return_properties=["kind", "doc_id", "doc_hash", "source"], cache_size=PAGE)
+            if o.properties.get("kind") == "document" and (source is None or o.properties.get("source") == source)]
+
+
+def _connect(settings: Any):
+    """A connected client and the server version; StoreUnavailable (with the URL and cause) otherwise."""
+    import weaviate
+    from weaviate.classes.init import AdditionalConfig, Auth, Timeout
+    from weaviate.exceptions import WeaviateBaseError
+
+    url = settings.weaviate_url
+    auth = Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None
+    config = AdditionalConfig(timeout=Timeout(init=5, query=30, insert=120))
+    shown = url or "http://localhost:8080"
+    try:
+        if url:
+            host, port, secure = parse_url(url)
+            client = weaviate.connect_to_custom(
+                http_host=host, http_port=port, http_secure=secure, grpc_host=host,
+                grpc_port=int(settings.weaviate_grpc_port), grpc_secure=secure,
+                auth_credentials=auth, additional_config=config)
+        else:
+            client = weaviate.connect_to_local(grpc_port=int(settings.weaviate_grpc_port),
+                                               auth_credentials=auth, additional_config=config)
+    except WeaviateBaseError as e:
+        if "is not supported" in str(e):
+            raise StoreUnavailable(f"Weaviate at {shown} is too old: ravbot needs "
+                                   f"{'.'.join(map(str, MIN_VERSION))} or newer ({e})") from e
+        raise StoreUnavailable(f"Weaviate at {shown} (gRPC port {settings.weaviate_grpc_port}) is unreachable: {e}") from e
+    except OSError as e:
+        raise StoreUnavailable(f"Weaviate at {shown} is unreachable: {e}") from e
+    try:
+        version = version_tuple(client.get_meta().get("version", "0"))
+    except WeaviateBaseError as e:
+        client.close()
+        raise StoreUnavailable(f"Weaviate at {shown} did not say its version: {e}") from e
+    if version < MIN_VERSION:
+        client.close()
+        raise StoreUnavailable(f"Weaviate at {shown} is {'.'.join(map(str, version))}, too old: ravbot needs "
+                               f"{'.'.join(map(str, MIN_VERSION))} or newer")
+    return client, version

@@ -1,0 +1,81 @@
+"""Chunking: known values for sections, merging, overlap, context text and content-derived ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.chunking import chunk_document, context_text, merge, sections, split_sentences
+from pipeline.types import Document
+
+GUIDE = """Preamble line.
+
+# Guide
+
+Intro para.
+
+## Install
+
+Run pip. More text here.
+
+Setext title
+------------
+
+Body of setext.
+
+### Deep
+Deep body.
+"""
+
+
+def test_sections_follow_heading_levels():
+    assert sections(GUIDE) == [
+        ((), "Preamble line."),
+        (("Guide",), "Intro para."),
+        (("Guide", "Install"), "Run pip. More text here."),
+        (("Guide", "Setext title"), "Body of setext."),
+        (("Guide", "Setext title", "Deep"), "Deep body."),
+    ]
+
+
+def test_headings_inside_code_fences_are_not_sections():
+    text = "# A\n\n```\n# not a heading\n```\n\ntext\n"
+    assert [h for h, _ in sections(text)] == [("A",)]
+
+
+def test_merge_respects_size_and_overlap():
+    chunks = merge(["a" * 30, "b" * 30, "c" * 30], size=70, overlap=20)
+    assert chunks == ["a" * 30 + "\n\n" + "b" * 30, "b" * 20 + " " + "c" * 30]
+    assert all(len(c) <= 70 for c in chunks)
+
+
+def test_long_paragraph_splits_by_sentence_then_words():
+    doc = Document(id="s:1", source="s", title="T", text="One sentence here. " * 60 + "x" * 30 + " " + "word " * 400)
+    chunks = chunk_document(doc, size=200, overlap=40)
+    assert all(len(c.text) <= 200 for c in chunks)
+    assert "".join(c.text for c in chunks).count("One sentence here.") >= 60
+
+
+def test_context_text_and_heading_path():
+    doc = Document(id="d:1", source="d", title="Guide", text=GUIDE)
+    chunks = chunk_document(doc)
+    deep = chunks[-1]
+    assert deep.headings == ("Guide", "Setext title", "Deep")
+    assert deep.text == "Deep body."
+    assert deep.context_text == "Document: Guide\nSection: Setext title > Deep\n\nDeep body."
+    assert context_text("T", (), "x") == "Document: T\n\nx"
+    assert [c.position for c in chunks] == list(range(len(chunks)))
+
+
+def test_chunk_ids_are_content_derived():
+    a = chunk_document(Document(id="d:1", source="d", title="Guide", text=GUIDE))
+    b = chunk_document(Document(id="d:1", source="d", title="Guide", text=GUIDE))
+    c = chunk_document(Document(id="d:1", source="d", title="Guide", text=GUIDE.replace("Deep body", "Other body")))
+    assert [x.id for x in a] == [x.id for x in b]
+    assert [x.id for x in a][:-1] == [x.id for x in c][:-1] and a[-1].id != c[-1].id
+    assert len({x.id for x in a}) == len(a)
+
+
+def test_sentence_split_and_bad_parameters():
+    assert split_sentences("It costs 3.5 dollars. Then (B) follows! Done?") == ["It costs 3.5 dollars.", "Then (B) follows!", "Done?"]
+    with pytest.raises(ValueError, match="size=10"):
+        chunk_document(Document(id="x", source="x", title="x", text="x"), size=10)

@@ -1,0 +1,78 @@
+"""Numbers, dates, percentages and quantities are found and normalised so that equal values compare equal."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.numbers import comparable, extract_values, parse_number, present, same_value
+
+
+def kinds(text: str) -> list[tuple[str, float]]:
+    return [(v.kind, v.value) for v in extract_values(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("3.5 million", 3_500_000.0),
+        ("3,500,000", 3_500_000.0),
+        ("3.5m", 3_500_000.0),
+        ("twelve", 12.0),
+        ("two", 2.0),
+        ("twenty-five", 25.0),
+        ("1.2 billion", 1_200_000_000.0),
+        ("0.5", 0.5),
+        ("11·9 million", 11_900_000.0),
+    ],
+)
+def test_parse_number_known_values(text, value):
+    assert parse_number(text) == pytest.approx(value)
+
+
+def test_percent_forms_are_one_value():
+    forms = ["12%", "12 percent", "12 per cent", "twelve percent"]
+    values = [extract_values(f"about {form} of patients")[0] for form in forms]
+    assert all(v.kind == "percent" and v.value == 12.0 for v in values)
+
+
+def test_years_dates_and_quantities():
+    assert kinds("It was introduced in 2018 and revised in 2020.") == [("year", 2018.0), ("year", 2020.0)]
+    assert kinds("The trial enrolled 2000 patients.") == [("number", 2000.0)]
+    assert kinds("Warming peaked in the 1990s.") == [("decade", 1990.0)]
+    assert ("month", 3.0) in kinds("on March 3, 2018") and ("year", 2018.0) in kinds("on March 3, 2018")
+    assert kinds("the first patient") == [("ordinal", 1.0)]
+    assert extract_values("12 patients")[0].unit == "patient"
+
+
+def test_ranges_give_both_ends_with_their_kind():
+    assert kinds("76-85% of people") == [("percent", 76.0), ("percent", 85.0)]
+    assert kinds("35.5% to 50.3% of people") == [("percent", 35.5), ("percent", 50.3)]
+
+
+def test_numbers_inside_names_are_not_values():
+    assert kinds("COVID-19 and SARS-CoV-2 and IL-6 and B12 and H2A") == []
+    assert kinds("It may rain.") == []
+
+
+def test_same_value_allows_the_written_precision():
+    a = extract_values("3.5 million people")[0]
+    assert same_value(a, extract_values("3,500,000 people")[0])
+    assert same_value(a, extract_values("3,480,000 people")[0])  # 3.5 million is rounded
+    assert not same_value(a, extract_values("3.6 million people")[0])
+    assert not same_value(extract_values("in 2018")[0], extract_values("in 2019")[0])
+
+
+def test_comparable_needs_same_kind_and_unit():
+    year = extract_values("in 2018")[0]
+    assert comparable(year, extract_values("in 2020")[0])
+    assert not comparable(year, extract_values("20% of")[0])
+    assert comparable(extract_values("12 patients")[0], extract_values("15 patients")[0])
+    assert not comparable(extract_values("12 patients")[0], extract_values("15 hospitals")[0])
+    assert present(year, extract_values("from 2016 to 2018"))
+
+
+@given(st.integers(min_value=1000, max_value=10**12))
+def test_grouped_digits_parse_back(n):
+    assert parse_number(f"{n:,} units") == n

@@ -1,0 +1,79 @@
+"""Retrieval: RRF known values, and real SciFact abstracts through the real index and model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pipeline.index import index_documents
+from pipeline.retrieve import above_floor, minmax, retrieve, rrf
+from pipeline.store import EmbeddedStore
+from pipeline.types import Document
+
+
+def test_rrf_known_values():
+    scores = rrf([["a", "b", "c"], ["b", "d"]], k=60)
+    assert scores["a"] == pytest.approx(1 / 61)
+    assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores["c"] == pytest.approx(1 / 63)
+    assert scores["d"] == pytest.approx(1 / 62)
+    assert sorted(scores, key=lambda x: -scores[x]) == ["b", "a", "d", "c"]
+
+
+def test_minmax_known_values():
+    assert minmax(np.array([2.0, 4.0, 3.0])).tolist() == [0.0, 1.0, 0.5]
+    assert minmax(np.array([5.0, 5.0])).tolist() == [1.0, 1.0]
+
+
+@pytest.fixture(scope="module")
+def scifact(shared_data, embedder, tmp_path_factory):
+    """~300 real SciFact abstracts: every cited abstract of the first train claims plus distractors."""
+    claims = [json.loads(line) for line in (shared_data / "scifact/claims_train.jsonl").open()]
+    claims = [c for c in claims if c["evidence"]][:60]
+    wanted = {int(d) for c in claims for d in c["evidence"]}
+    docs = []
+    with (shared_data / "scifact/corpus.jsonl").open() as f:
+        for line in f:
+            row = json.loads(line)
+            if row["doc_id"] in wanted or len(docs) < 300 - len(wanted):
+                docs.append(Document(id=f"scifact:{row['doc_id']}", source="scifact", title=row["title"],
+                                     text=" ".join(row["abstract"]), path=str(row["doc_id"])))
+    store = EmbeddedStore(tmp_path_factory.mktemp("scifact") / "index.db")
+    index_documents(store, embedder, "scifact", docs)
+    yield store, claims
+    store.close()
+
+
+@pytest.mark.parametrize("variant", ["bm25", "dense", "rrf", "rrf+rerank"])
+def test_scifact_claims_find_their_abstract_in_top5(scifact, embedder, settings, variant):
+    store, claims = scifact
+    found = 0
+    for claim in claims:
+        hits = retrieve(claim["claim"], store=store, embedder=embedder, settings=settings, variant=variant, k=20)
+        docs = list(dict.fromkeys(h.chunk.doc_id for h in hits))[:5]
+        found += any(f"scifact:{d}" in docs for d in claim["evidence"])
+    assert found / len(claims) >= 0.7, f"{variant}: only {found}/{len(claims)} claims found their abstract"
+
+
+def test_off_topic_question_is_below_the_floor(scifact, embedder, settings):
+    store, _ = scifact
+    hits = retrieve("How do I configure the Slack bot token for ravbot?", store=store, embedder=embedder, settings=settings)
+    assert hits, "retrieval always returns candidates; the floor decides"
+    assert not above_floor(hits, settings.relevance_floor)
+    on_topic = retrieve("Microstructural development of newborn cerebral white matter", store=store,
+                        embedder=embedder, settings=settings)
+    assert above_floor(on_topic, settings.relevance_floor)
+
+
+def test_filters_restrict_results(scifact, embedder, settings):
+    store, claims = scifact
+    hits = retrieve(claims[0]["claim"], store=store, embedder=embedder, settings=settings, filters={"source": ["other"]})
+    assert hits == []
+
+
+def test_unknown_variant_is_named(scifact, embedder, settings):
+    store, _ = scifact
+    with pytest.raises(ValueError, match="'fancy'"):
+        retrieve("x", store=store, embedder=embedder, settings=settings, variant="fancy")

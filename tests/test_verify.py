@@ -1,0 +1,145 @@
+"""Verification: swapped facts are caught, true paraphrases pass, and every method degrades safely."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline import verify
+from pipeline.claims import extract_claims
+from pipeline.types import Evidence, Label
+from tests.fakes.openai_server import FakeOpenAI
+
+KB = Evidence(
+    "Albert Einstein was born in Ulm, in the Kingdom of Württemberg, on 14 March 1879. "
+    "He developed the theory of relativity while working at the Swiss patent office in Bern.",
+    title="Einstein", path="docs/einstein.md", origin="kb", chunk_id="c1",
+)
+POLAR = Evidence(
+    "POLAR is an RFID localization system for crowded environments. "
+    "It was presented at MobiCom 2021 by researchers from Tsinghua University.",
+    title="POLAR", url="https://example.org/polar", origin="wikipedia",
+)
+EVIDENCE = [KB, POLAR]
+
+
+def judge(text: str, settings, embedder, method: str = "default", **kw):
+    claims = extract_claims(text, settings.list("entity_types"))
+    assert len(claims) == 1, claims
+    (verdict,) = verify.verify_claims(claims, [EVIDENCE], method=method, embedder=embedder, settings=settings, **kw)
+    return verdict
+
+
+def test_swapped_year_is_contradicted_quoting_the_source(settings, embedder):
+    verdict = judge("POLAR was introduced at MobiCom 2023 [1].", settings, embedder)
+    assert verdict.label is Label.CONTRADICTED
+    assert verdict.conflict == "2021"
+    assert verdict.evidence == POLAR and "2021" in verdict.sentence
+    assert verdict.confidence < settings.supported_threshold
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Niels Bohr was born in Ulm in 1879.",  # person swapped
+        "POLAR was presented at MobiCom 2021 by researchers from Stanford University.",  # organisation swapped
+        "Albert Einstein was born in Munich in 1879.",  # place swapped
+    ],
+)
+def test_swapped_person_or_organisation_is_not_supported(text, settings, embedder):
+    assert judge(text, settings, embedder).label is not Label.SUPPORTED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Einstein came into the world in the city of Ulm in 1879.",
+        "POLAR, shown at MobiCom 2021, localizes RFID tags in crowded places.",
+    ],
+)
+def test_true_paraphrase_is_supported(text, settings, embedder):
+    verdict = judge(text, settings, embedder)
+    assert verdict.label is Label.SUPPORTED, verdict
+    assert verdict.confidence >= settings.supported_threshold
+    assert verdict.conflict == ""
+    assert verdict.checked_against == ("kb", "wikipedia")
+
+
+def test_no_claims_no_verdicts(settings, embedder):
+    assert verify.verify_claims([], [], method="default", embedder=embedder, settings=settings) == []
+
+
+def test_claim_without_evidence_is_unsupported(settings, embedder):
+    claims = extract_claims("Einstein was born in Ulm in 1879.", settings.list("entity_types"))
+    (verdict,) = verify.verify_claims(claims, [[]], method="default", embedder=embedder, settings=settings)
+    assert verdict.label is Label.UNSUPPORTED and verdict.evidence is None and verdict.checked_against == ()
+
+
+def test_mismatched_lengths_name_the_counts(settings, embedder):
+    claims = extract_claims("Einstein was born in Ulm in 1879.", settings.list("entity_types"))
+    with pytest.raises(ValueError, match="1 claims but 0 evidence"):
+        verify.verify_claims(claims, [], method="default", embedder=embedder, settings=settings)
+    with pytest.raises(ValueError, match="unknown verify method 'magic'"):
+        verify.verify_claims(claims, [EVIDENCE], method="magic", embedder=embedder, settings=settings)
+
+
+def test_cosine_is_the_published_baseline(settings, embedder):
+    copy = verify.score_pairs([KB.text], [[KB.text]], "cosine", embedder, settings)[0]
+    assert copy.label is Label.SUPPORTED and copy.confidence == pytest.approx(1.0, abs=1e-4)
+    unrelated = verify.score_pairs(["Bananas are yellow fruit."], [[KB.text]], "cosine", embedder, settings)[0]
+    assert unrelated.label is Label.UNSUPPORTED and unrelated.method == "cosine"
+    # a number swap barely moves the cosine: the baseline cannot see it
+    swapped = verify.score_pairs([KB.text.replace("1879", "1880")], [[KB.text]], "cosine", embedder, settings)[0]
+    assert swapped.label is Label.SUPPORTED
+
+
+def test_shipped_combiner_loads_and_ranks_fixed_pairs(embedder):
+    assert verify.COMBINER_PATH.stat().st_size < 1_000_000
+    combiner = verify.load_combiner()
+    assert combiner is not None
+    manifest = combiner.spec["manifest"]
+    assert manifest["seed"] == 0 and "perturbed" in manifest["data"]
+    claims = [
+        "Einstein was born in Ulm in 1879.",
+        "Einstein was born in Ulm in 1905.",
+        "The theory of relativity was developed by Einstein.",
+        "Bananas are an excellent source of potassium.",
+    ]
+    aligned = verify.analyse(claims, [[KB.text]] * len(claims), embedder)
+    p = combiner.predict(aligned)
+    assert all(0.0 <= x <= 1.0 for x in p)
+    assert p[0] > 0.5 and p[2] > 0.5
+    assert p[0] > p[1] and p[0] > p[3] and p[3] < 0.5
+
+
+def test_llm_verdict_is_parsed_and_validated(settings, embedder):
+    from pipeline.llm import OpenAIChat
+
+    with FakeOpenAI() as server:
+        llm = OpenAIChat(server.url, "fake-model", timeout=5, max_retries=0)
+        server.reply(json.dumps({"label": "supported", "evidence_id": 1, "reason": "stated"}))
+        verdict = judge("Einstein was born in Ulm in 1879.", settings, embedder, "llm", llm=llm)
+        assert (verdict.label, verdict.method) == (Label.SUPPORTED, "llm")
+        system, user = server.prompts()[-1]
+        assert "Claim: Einstein was born in Ulm in 1879." in user and "[1] Albert Einstein" in user
+        assert "JSON" in system
+        # an invalid label, an evidence id that does not exist, and a down server: the default verdict stands
+        server.reply(json.dumps({"label": "probably", "evidence_id": 1, "reason": ""}))
+        assert judge("POLAR was introduced at MobiCom 2023.", settings, embedder, "llm", llm=llm).method == "default"
+        server.reply(json.dumps({"label": "supported", "evidence_id": 99, "reason": ""}))
+        verdict = judge("POLAR was introduced at MobiCom 2023.", settings, embedder, "llm", llm=llm)
+        assert (verdict.method, verdict.label, verdict.conflict) == ("default", Label.CONTRADICTED, "2021")
+    verdict = judge("POLAR was introduced at MobiCom 2023.", settings, embedder, "llm", llm=llm)
+    assert (verdict.method, verdict.label) == ("default", Label.CONTRADICTED)
+
+
+def test_nli_without_a_usable_model_says_why(settings, embedder, tmp_path):
+    with pytest.raises(ValueError, match="needs settings.nli_model"):
+        judge("Einstein was born in Ulm in 1879.", settings, embedder, "nli")
+    missing = str(tmp_path / "no-such-model")
+    with pytest.raises(ValueError, match="does not exist"):
+        judge("Einstein was born in Ulm in 1879.", settings.replace(nli_model=missing), embedder, "nli")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="could not be loaded as a CrossEncoder"):
+        judge("Einstein was born in Ulm in 1879.", settings.replace(nli_model=str(tmp_path / "empty")), embedder, "nli")
