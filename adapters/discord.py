@@ -184,6 +184,25 @@ def use_api_url(url: str) -> None:
     discord.http.Route.BASE = url.rstrip("/")
 
 
+def guard_parsers(parsers: dict[str, Callable[[Any], None]]) -> None:
+    """Make each gateway dispatch parser drop a malformed event (logged) instead of raising.
+
+    discord.py lets a parser's exception escape the shard's read loop, which then terminates
+    the whole client: one malformed INTERACTION_CREATE would take the bot offline (issue 10).
+    The dict is discord.py's own `ConnectionState.parsers`, which the gateway reads by event name.
+    """
+    def guarded(event: str, parse: Callable[[Any], None]) -> Callable[[Any], None]:
+        def parse_or_drop(data: Any) -> None:
+            try:
+                parse(data)
+            except Exception:
+                log.exception("dropped a malformed Discord %s dispatch", event)
+        return parse_or_drop
+
+    for event, parse in list(parsers.items()):
+        parsers[event] = guarded(event, parse)
+
+
 class RavbotClient(discord.AutoShardedClient):
     """The Discord connection, its slash-command tree and the worker threads for pipeline calls.
 
@@ -192,8 +211,8 @@ class RavbotClient(discord.AutoShardedClient):
     `wss://gateway.discord.gg`.
     """
 
-    def __init__(self, core: Core, settings: Any):
-        super().__init__(intents=intents(), allowed_mentions=NO_MENTIONS)
+    def __init__(self, core: Core, settings: Any, **options: Any):
+        super().__init__(intents=intents(), allowed_mentions=NO_MENTIONS, **options)
         self.core = core
         self.settings = settings
         self.tree = app_commands.CommandTree(self)
@@ -201,6 +220,7 @@ class RavbotClient(discord.AutoShardedClient):
         for command in slash_commands():
             self.tree.add_command(command)
         self._pool: ThreadPoolExecutor | None = None
+        guard_parsers(self._connection.parsers)
 
     # helpers
     async def in_pipeline(self, fn: Callable[..., T], *args: Any) -> T:
@@ -400,13 +420,26 @@ async def run_admin(interaction: discord.Interaction, command: str) -> None:
     loop = asyncio.get_running_loop()
 
     def notify(text: str) -> None:  # called from Core's worker thread when a reindex ends
-        followup = interaction.followup.send(neutralise(text)[:MESSAGE_LIMIT], ephemeral=True, allowed_mentions=NO_MENTIONS)
-        asyncio.run_coroutine_threadsafe(followup, loop)
+        try:
+            asyncio.run_coroutine_threadsafe(tell_later(interaction, text), loop)
+        except RuntimeError:  # the client has shut down meanwhile
+            log.warning("reindex finished after shutdown; not reported on Discord: %s", text)
 
     text = await asyncio.to_thread(client.core.admin, "discord", user, roles, command,
                                    is_platform_admin=manages, notify=notify)
     for piece in split_text(neutralise(text), MESSAGE_LIMIT) or ["(done)"]:
         await interaction.followup.send(piece, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+
+async def tell_later(interaction: discord.Interaction, text: str) -> None:
+    """A late, private follow-up (a reindex's outcome). Interaction tokens last 15 minutes; after
+    that the admin gets a DM instead."""
+    text = neutralise(text)[:MESSAGE_LIMIT]
+    try:
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException as e:
+        log.warning("follow-up failed (%s); sending the reindex result by DM", e)
+        await send_quietly(interaction.user, text)
 
 
 async def on_command_error(interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
@@ -438,12 +471,13 @@ async def sync_commands(tree: app_commands.CommandTree, guild_ids: list[str]) ->
 
 # --- entry points ----------------------------------------------------------------------------------
 
-def build_discord_client(core: Core, settings: Any) -> discord.Client:
+def build_discord_client(core: Core, settings: Any, **options: Any) -> discord.Client:
     """The configured client, not yet connected. Sets discord.py's REST base URL when
-    `settings.discord_api_url` is given (process-wide, see `use_api_url`)."""
+    `settings.discord_api_url` is given (process-wide, see `use_api_url`). `options` go to
+    `discord.AutoShardedClient` (e.g. `guild_ready_timeout`)."""
     if settings.discord_api_url:
         use_api_url(settings.discord_api_url)
-    return RavbotClient(core, settings)
+    return RavbotClient(core, settings, **options)
 
 
 async def serve_discord(core: Core, settings: Any) -> None:

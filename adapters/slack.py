@@ -208,6 +208,11 @@ def _mention_question(text: str, bot_user_id: str | None) -> str:
     return unescape(" ".join(text.split()))
 
 
+def _is_id(value: object) -> bool:
+    """A usable Slack id or timestamp: a non-empty string (malformed payloads carry lists, None...)."""
+    return isinstance(value, str) and bool(value.strip())
+
+
 def _vote_value(reaction: str) -> int | None:
     name = reaction.split("::", 1)[0]  # "+1::skin-tone-2" -> "+1"
     return 1 if name in UP_VOTES else -1 if name in DOWN_VOTES else None
@@ -277,7 +282,10 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
             await ack(text=USAGE, response_type="ephemeral")
             return
         await ack()
-        user, channel = command["user_id"], command["channel_id"]
+        user, channel = command.get("user_id"), command.get("channel_id")
+        if not (_is_id(user) and _is_id(channel)):  # issue 10: malformed command, nobody to answer
+            log.warning("slack: ignoring a malformed /ask (user_id=%.40r channel_id=%.40r)", user, channel)
+            return
         question = Question(text=text, asker=user, platform=PLATFORM, channel=channel)
         refusal = await asyncio.to_thread(core.check_question, question)
         if refusal:
@@ -302,8 +310,11 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
             event.get("bot_id") and event.get("bot_id") == context.get("bot_id"))
         if own or ((event.get("bot_id") or event.get("subtype") == "bot_message") and not allow_bots):
             return
-        channel, user, ts = event["channel"], event.get("user", ""), event["ts"]
-        thread_ts = event.get("thread_ts") or ts
+        channel, user, ts = event.get("channel"), event.get("user", ""), event.get("ts")
+        if not (_is_id(channel) and _is_id(ts) and isinstance(user, str)):  # issue 10: malformed event
+            log.warning("slack: ignoring a malformed app_mention (channel=%.40r ts=%.40r)", channel, ts)
+            return
+        thread_ts = event.get("thread_ts") if _is_id(event.get("thread_ts")) else ts
         text = _mention_question(str(event.get("text") or ""), context.get("bot_user_id"))
         if not text:
             await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=MENTION_USAGE)
@@ -322,7 +333,7 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
     # --- votes ---------------------------------------------------------------------------
 
     async def on_reaction(event: dict, context: dict, value_if_vote: Callable[[int], int | None]) -> None:
-        item = event.get("item") or {}
+        item = event.get("item") if isinstance(event.get("item"), dict) else {}  # issue 10: malformed events
         value = _vote_value(str(event.get("reaction") or ""))
         if value is None or item.get("type") != "message" or not item.get("ts"):
             return

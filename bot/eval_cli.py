@@ -93,14 +93,24 @@ def _verify_table(summary: dict) -> str:
              r["p50_ms"], r["p95_ms"]) for m, r in summary["methods"].items()]
     out = [table(rows, ["method", "bal.acc", "P(sup)", "R(sup)", "flag recall", "p50 ms", "p95 ms"])]
     for m, r in summary["methods"].items():
-        labels = [label for label in ("SUPPORTED", "UNCERTAIN", "UNSUPPORTED", "CONTRADICTED")]
+        labels = ("SUPPORTED", "UNCERTAIN", "UNSUPPORTED", "CONTRADICTED")
         out.append(f"\n{m}: confusion (gold × verdict)\n" + table(
             [(gold, *(counts.get(label, 0) for label in labels)) for gold, counts in r["confusion"].items()],
             ["gold", *labels]))
     return "\n".join(out) + f"\n\n{summary['pairs']} pairs"
 
 
-@click.group("eval")
+class _EvalGroup(click.Group):
+    """Bad data (a malformed file, an unknown label) ends the command with one clear line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (ValueError, OSError) as e:
+            raise click.ClickException(str(e)) from e
+
+
+@click.group("eval", cls=_EvalGroup)
 def eval_group() -> None:
     """Measure each stage apart on real data: retrieval, verification, perturbations, answers, golden sets."""
 
@@ -110,8 +120,8 @@ def eval_group() -> None:
 @click.option("--queries", required=True, type=click.Path(exists=True, dir_okay=False), help="SciFact claims or BEIR queries.jsonl.")
 @click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False), help="BEIR qrels TSV (query-id corpus-id score).")
 @click.option("--variants", default=",".join(ev.VARIANTS), show_default=True)
-@click.option("--depth", default=100, show_default=True, help="Chunks retrieved per query (Recall@100 needs 100).")
-@click.option("--candidates", type=int, default=None, help="Candidates per ranker before fusion (default: max(settings, depth)).")
+@click.option("--depth", default=400, show_default=True, help="Chunks retrieved for Recall@100 (documents have several chunks).")
+@click.option("--candidates", type=int, default=None, help="Candidates per ranker before fusion (default: the `candidates` setting).")
 @click.option("--limit", type=int, default=None, help="Evaluate a seeded sample of this many queries.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

@@ -148,7 +148,7 @@ class ClaimChecker:
         s = self.parts.settings
         with self.timer.stage("claims"):
             claims = extract_claims(text, s.list("entity_types"))
-        todo = [c for c in claims if c.text not in self.known]
+        todo = list({c.text: c for c in claims if c.text not in self.known}.values())  # each text once
         if todo:
             for claim, verdict in zip(todo, self._verify(todo), strict=True):
                 self.known[claim.text] = verdict

@@ -214,7 +214,7 @@ def discord_settings(core, fake, monkeypatch):
 
 
 async def start(core, settings, fake) -> tuple[discord.Client, asyncio.Task]:
-    client = build_discord_client(core, settings)
+    client = build_discord_client(core, settings, guild_ready_timeout=0.05)  # one guild: no need to wait 2 s
     task = asyncio.create_task(client.start(settings.discord_token))
     await fake.wait_identified()
     await asyncio.wait_for(client.wait_until_ready(), 10)
@@ -399,7 +399,7 @@ async def test_admin_command_allowed_with_manage_server(bot, fake):
     [callback], _ = interaction_responses(fake, interaction)
     assert callback.body == {"type": 5, "data": {"flags": 64}}  # deferred, ephemeral
     assert followup.body["flags"] & 64
-    assert "Sorry" not in followup.body["content"]
+    assert "Sorry" not in followup.body["content"] and "documents" in followup.body["content"].lower()
 
 
 async def test_admin_role_reindex_answers_at_once_and_follows_up_when_done(bot, fake):
@@ -410,7 +410,9 @@ async def test_admin_role_reindex_answers_at_once_and_follows_up_when_done(bot, 
     followups = await fake.wait_for("POST", f"/webhooks/{APP_ID}/{interaction['token']}", count=2, timeout=60)
     assert all(f.body["flags"] & 64 for f in followups)
     assert all(f.body["allowed_mentions"] == {"parse": []} for f in followups)
-    assert "Sorry" not in followups[0].body["content"]
+    assert followups[0].body["content"].startswith("Reindex of t started")
+    assert followups[1].body["content"].startswith("Reindex of t finished")
+    assert "3 unchanged" in followups[1].body["content"]  # incremental: the files did not change
 
 
 async def test_a_failed_post_gets_a_short_error_reply(bot, fake):
@@ -463,3 +465,13 @@ def test_api_url_must_be_http(core, monkeypatch):
     with pytest.raises(ValueError, match="ftp://x"):
         build_discord_client(core, core.settings.replace(discord_api_url="ftp://x"))
 
+
+
+async def test_refused_question_gets_a_short_reply_and_no_thread(bot, fake):
+    question = fake.message_payload(mention("???"), mentions_bot=True)
+    await fake.dispatch("MESSAGE_CREATE", question)
+    [reply] = await fake.wait_for("POST", f"/channels/{CHANNEL_ID}/messages")
+    assert reply.body["content"] == "That doesn't look like a question; please ask in words."
+    assert int(reply.body["message_reference"]["message_id"]) == int(question["id"])
+    assert reply.body["allowed_mentions"] == {"parse": [], "replied_user": False}
+    assert not fake.find("POST", "/channels/{c}/messages/{m}/threads")

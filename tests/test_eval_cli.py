@@ -125,3 +125,24 @@ def test_golden_against_the_served_index(settings, embedder, tmp_path):
     result = invoke(settings, "golden", "--file", str(golden), "--k", "1", "--no-answers", "--json")
     out = json.loads(result.stdout)
     assert out["recall@1"] == 1.0 and out["questions"] == 2 and out["idk_rate"] is None
+
+
+def test_verify_scifact_with_retrieved_evidence(shared_data, settings, tmp_path):
+    """Evidence retrieved by ravbot from the corpus; pairs whose abstract is not in the corpus are skipped."""
+    d = shared_data / "scifact"
+    pairs = ev.load_pairs("scifact", d / "claims_train.jsonl")[:4]
+    cited = {doc for p in pairs for doc in p.doc_ids}
+    rows = [json.loads(line) for line in (d / "corpus.jsonl").open()]
+    keep = [r for r in rows if str(r["doc_id"]) in cited] + rows[:6]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in keep))
+    base = ["verify", "--dataset", "scifact", "--path", str(d / "claims_train.jsonl"), "--corpus", str(corpus),
+            "--methods", "default", "--json"]
+    oracle = json.loads(invoke(settings, *base).stdout)
+    retrieved = json.loads(invoke(settings, *base, "--evidence", "retrieved").stdout)
+    assert oracle["pairs"] == retrieved["pairs"] >= 4
+    assert set(retrieved["methods"]["default"]["confusion"]) <= {"supported", "refuted"}
+    beir = tmp_path / "beir.jsonl"
+    beir.write_text(json.dumps({"_id": "1", "title": "t", "text": "x"}) + "\n")
+    bad = CliRunner().invoke(eval_group, base[:5] + ["--corpus", str(beir)], obj={"settings": settings})
+    assert bad.exit_code == 1 and "SciFact corpus schema" in bad.output

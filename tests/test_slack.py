@@ -1,19 +1,25 @@
-"""Slack adapter: pure rendering (known values + properties) and bolt-python style scenarios.
+"""Slack adapter: pure rendering (known values + properties) and bolt-python scenarios.
 
-Scenarios run a real Bolt `AsyncApp` behind its real aiohttp handler (HTTP mode) on loopback,
-with its Web API client pointed at `tests.fakes.slack_api.FakeSlackAPI`; requests are signed
-like Slack signs them. The Core is `ScriptedCore`, a recorder implementing the `adapters.core.Core`
-protocol, so each scenario controls the exact Answer the adapter has to render.
+Scenarios run a real Bolt `AsyncApp` behind its real aiohttp handler (HTTP mode) on loopback, with
+its Web API client pointed at `tests.fakes.slack_api.FakeSlackAPI`; requests are signed like Slack
+signs them. Behind the app is the real Core (`bot.app.build`: real index of a few Markdown files,
+real retrieval, verifier and feedback store). Only remote services are faked: the exact answer
+text is controlled by scripting the remote LLM (`tests.fakes.openai_server.FakeOpenAI`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import json
 import re
 import socket
+import sqlite3
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -36,7 +42,10 @@ from adapters.slack import (
     split_escaped,
     start_http,
 )
-from pipeline.types import Answer, Claim, Evidence, Label, Question, Source, Verdict
+from bot.app import build
+from config.settings import Settings, load_settings
+from pipeline.types import Answer, Claim, Evidence, Label, Source, Verdict
+from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_api import BOT_ID, BOT_USER_ID, TEAM_ID, FakeSlackAPI
 
 SECRET = "test-signing-secret"
@@ -219,83 +228,139 @@ def test_slack_mode(settings):
 
 
 # ----------------------------------------------------------------------------------------------
-# Scenarios: a real AsyncApp over HTTP, a fake Slack Web API
+# Scenarios: a real AsyncApp over HTTP and the real Core, with fakes only for remote services
 # ----------------------------------------------------------------------------------------------
 
+KB_DOCS = {
+    "releases.md": "# Releases\n\nravbot 1.0 was released in 2018 by the Tools team in Berlin.\n"
+                   "The 2.0 release added Discord support in 2021.\n",
+    "backups.md": "# Backups\n\nBackups of the index are kept for 30 days on the storage server. "
+                  "Restores are tested by the platform team.\n",
+    "alerts.md": "# Alerts\n\nTo alert the whole channel about an outage, write <!channel> & @everyone "
+                 "in the #ops channel. Outage alerts are announced by the incident commander.\n",
+}
+# The LLM's reply unless a test scripts another: cited, and without entities or numbers, so it
+# has no claims to verify and scenarios that are about Slack stay quick.
+PLAIN_REPLY = "Backups are kept on the storage server [1]."
 
-class ScriptedCore:
-    """Implements `adapters.core.Core`, returning scripted answers and recording every call.
 
-    Authorisation mimics the real Core: admins are `admins` or platform admins."""
+@pytest.fixture(scope="module")
+def kb_folder(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("kb")
+    for name, text in KB_DOCS.items():
+        (folder / name).write_text(text)
+    return folder
 
-    def __init__(self) -> None:
-        self.answer: Answer | Exception = backup_answer()
-        self.refusal: str | None = None
+
+def core_settings(data_dir: Path, kb_folder: Path, **overrides: Any) -> Settings:
+    chosen = {"rate_limit_per_minute": 0, "slack_admins": "UADMIN", "llm_retries": 0, "correction_rounds": 0,
+              **overrides}
+    return load_settings(env={}, data_dir=str(data_dir), sources=f"kb={kb_folder}", wikipedia="off", **chosen)
+
+
+@pytest.fixture(scope="module")
+def llm_server():
+    """The remote LLM: a local OpenAI-compatible server, shared by the module's Core."""
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory, kb_folder, llm_server, embedder):
+    """The real Core (`bot.app.build`), indexed once for the module; its LLM is `llm_server`."""
+    app = build(core_settings(tmp_path_factory.mktemp("core"), kb_folder, llm_base_url=llm_server.url),
+                run_scheduler=False)
+    app.index_one("kb")
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def make_core(tmp_path, kb_folder, embedder):
+    """A private real Core (indexed) for scenarios that change settings or break it."""
+    apps = []
+
+    def make(**overrides: Any):
+        app = build(core_settings(tmp_path / f"core{len(apps)}", kb_folder, **overrides), run_scheduler=False)
+        apps.append(app)
+        app.index_one("kb")
+        return app
+
+    yield make
+    for app in apps:
+        app.close()
+
+
+class LLMScript:
+    """What the shared fake LLM answers during one test, and the prompts it received in that test.
+
+    `hold()` keeps every completion waiting until `release()`, like a slow remote model."""
+
+    def __init__(self, server: FakeOpenAI):
+        self.server = server
+        self.first = len(server.requests)
         self.gate = threading.Event()
         self.gate.set()
-        self.admins = {"UADMIN"}
-        self.asks: list[Question] = []
-        self.recorded: list[tuple] = []
-        self.votes: list[tuple] = []
-        self.admin_calls: list[tuple] = []
+        self.say(PLAIN_REPLY)
 
-    def ask(self, question: Question) -> Answer:
-        self.asks.append(question)
-        self.gate.wait(20)
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer
+    def say(self, text: str) -> None:
+        def reply(body: dict) -> str:
+            self.gate.wait(20)
+            return text
+        self.server.respond_with(reply)
 
-    def check_question(self, question: Question) -> str | None:
-        return self.refusal
+    def hold(self) -> None:
+        self.gate.clear()
 
-    def record_answer(self, platform, channel, message_id, thread, asker, answer) -> None:
-        self.recorded.append((platform, channel, message_id, thread, asker, answer))
+    def release(self) -> None:
+        self.gate.set()
 
-    def vote(self, platform, message_id, user, value) -> bool:
-        self.votes.append((platform, message_id, user, value))
-        return any(r[2] == message_id for r in self.recorded)
+    def prompts(self) -> list[str]:
+        """The user prompts sent to the LLM in this test (each holds the question)."""
+        return [user for _, user in self.server.prompts()[self.first:]]
 
-    def is_admin(self, platform, user, roles=(), is_platform_admin=False) -> bool:
-        return user in self.admins or is_platform_admin
 
-    def admin(self, platform, user, roles, command, is_platform_admin=False, notify=None) -> str:
-        self.admin_calls.append((platform, user, roles, command, is_platform_admin))
-        if not self.is_admin(platform, user, roles, is_platform_admin):
-            return "Sorry, only ravbot admins can do that."
-        if command.startswith("reindex") and notify:
-            threading.Thread(target=notify, args=("Reindex of docs finished: 3 documents <!channel>",)).start()
-            return "Reindexing docs in the background."
-        return f"ok: {command}"
+@pytest.fixture
+def llm(llm_server):
+    script = LLMScript(llm_server)
+    yield script
+    script.release()
+
+
+_ts_bases = itertools.count(1000, 1000)
 
 
 @pytest.fixture
 def api():
-    with FakeSlackAPI(admins={"UWSADMIN"}) as fake:
+    # Message timestamps differ between tests: the module's Core keeps every answer it recorded.
+    with FakeSlackAPI(admins={"UWSADMIN"}, _ts=itertools.count(next(_ts_bases))) as fake:
         yield fake
 
 
-@pytest.fixture
-def core() -> ScriptedCore:
-    return ScriptedCore()
+def slack_settings_for(core, api: FakeSlackAPI, **more: Any) -> Settings:
+    return core.settings.replace(slack_bot_token="xoxb-test", slack_signing_secret=SECRET,
+                                 slack_api_url=api.api_url, **more)
+
+
+@contextlib.asynccontextmanager
+async def serving(core, settings: Settings):
+    """The Bolt app for `core` served over real HTTP on loopback; yields its /slack/events URL.
+    On exit, waits for the listeners still answering (bounded) so nothing spills into the next test."""
+    runner = await start_http(build_slack_app(core, settings), "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
+    finally:
+        await runner.cleanup()
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        if pending:
+            await asyncio.wait(pending, timeout=20)
 
 
 @pytest.fixture
-def slack_settings(settings, api):
-    return settings.replace(slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=api.api_url)
-
-
-@pytest.fixture
-async def bolt(core, slack_settings):
-    """The Bolt app served over real HTTP on loopback; yields its /slack/events URL."""
-    app = build_slack_app(core, slack_settings)
-    runner = await start_http(app, "127.0.0.1", 0)
-    port = runner.addresses[0][1]
-    yield f"http://127.0.0.1:{port}/slack/events"
-    core.gate.set()
-    await runner.cleanup()
-    pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    await asyncio.wait(pending, timeout=10) if pending else None
+async def bolt(core, api, llm):
+    async with serving(core, slack_settings_for(core, api)) as url:
+        yield url
+        llm.release()
 
 
 def sign(body: str, timestamp: int | None = None, secret: str = SECRET) -> dict[str, str]:
@@ -335,196 +400,235 @@ def mention(text: str, ts: str = "1700000100.000100", user: str = "U222", **more
             "event_ts": ts, **more}
 
 
-async def test_ask_acks_before_the_pipeline_then_answers_in_a_thread(bolt, api, core):
-    core.gate.clear()  # the pipeline is busy until we say so
-    status, body = await slash(bolt, api, "how long do we keep backups?")
-    assert status == 200 and body == ""  # acked while core.ask is still blocked
+def reaction(kind: str, name: str, ts: str, user: str = "U333", item_user: str = BOT_USER_ID) -> dict:
+    return {"type": kind, "user": user, "reaction": name, "item_user": item_user,
+            "item": {"type": "message", "channel": "C222", "ts": ts}, "event_ts": "1700000500.000100"}
+
+
+def feedback_rows(core, sql: str, *args: Any) -> list[dict]:
+    """Rows of the Core's feedback database, read through a connection of our own (read-only)."""
+    if not core.feedback.path.exists():  # the Core creates it on first use
+        return []
+    with contextlib.closing(sqlite3.connect(f"file:{core.feedback.path}?mode=ro", uri=True)) as db:
+        db.row_factory = sqlite3.Row
+        try:
+            return [dict(r) for r in db.execute(sql, args)]
+        except sqlite3.OperationalError as e:
+            if "no such table" in str(e):  # the Core is creating the database right now
+                return []
+            raise
+
+
+def recorded(core, ts: str) -> dict | None:
+    """The answer the Core's feedback store remembers for Slack message `ts`."""
+    rows = feedback_rows(core, "select * from answers where platform = 'slack' and message_id = ?", ts)
+    return rows[0] if rows else None
+
+
+def votes(core, ts: str) -> dict[str, int | None]:
+    rows = feedback_rows(core, "select user, value from votes where platform = 'slack' and message_id = ?", ts)
+    return {r["user"]: r["value"] for r in rows}
+
+
+def posted_text(call) -> str:
+    return " ".join([*all_texts(call.body.get("blocks") or []), call.body["text"]])
+
+
+async def _until(condition: Callable[[], Any], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+
+
+# --- /ask --------------------------------------------------------------------------------------
+
+
+async def test_ask_acks_before_the_pipeline_then_answers_with_a_contradiction_flag(bolt, api, core, llm):
+    llm.say("ravbot 1.0 was released in 2020 [1].")  # the documents say 2018
+    llm.hold()  # the remote model is busy until we say so
+    status, body = await slash(bolt, api, "when was ravbot 1.0 released?")
+    assert status == 200 and body == ""  # acked while the pipeline waits for the model
     parent = (await api.wait_for("chat.postMessage"))[0]
     assert parent.body["channel"] == "C111" and "thread_ts" not in parent.body
-    assert parent.body["text"] == "Question from <@U111>: how long do we keep backups?"
-    core.gate.set()
+    assert parent.body["text"] == "Question from <@U111>: when was ravbot 1.0 released?"
+    await _until(lambda: llm.prompts())
+    assert "when was ravbot 1.0 released?" in llm.prompts()[0]
+    llm.release()
     reply = (await api.wait_for("chat.postMessage", 2))[1]
     parent_ts = parent.response["ts"]
     assert reply.body["channel"] == "C111" and reply.body["thread_ts"] == parent_ts
-    texts = " ".join(all_texts(reply.body["blocks"]))
-    assert "<https://wiki.example.com/backups?a=1&amp;b=2|Backups>" in texts
-    assert "2019 [2]. ❌¹" in texts and "source says 2018" in texts
+    blocks = reply.body["blocks"]
+    assert blocks[0]["text"]["text"] == "ravbot 1.0 was released in 2020 [1]. ❌¹"
+    footnote = blocks[1]["text"]["text"]
+    assert footnote.startswith("❌¹ contradicted: source says 2018")
+    assert "ravbot 1.0 was released in 2018 by the Tools team in Berlin." in footnote
+    texts = " ".join(all_texts(blocks))
+    assert "*Sources*\n[1] Releases — " in texts and "releases.md" in texts
+    assert "1 contradicted" in blocks[-1]["elements"][0]["text"]
     assert reply.body["link_names"] is False and reply.body["parse"] == "none"
-    assert core.asks[0] == Question(text="how long do we keep backups?", asker="U111", platform="slack",
-                                    channel="C111", thread=parent_ts)
-    await _until(lambda: core.recorded)
-    assert core.recorded[0][:5] == ("slack", "C111", reply.response["ts"], parent_ts, "U111")
+    await _until(lambda: recorded(core, reply.response["ts"]))
+    row = recorded(core, reply.response["ts"])
+    assert (row["channel"], row["thread"], row["asker"]) == ("C111", parent_ts, "U111")
+    assert row["question"] == "when was ravbot 1.0 released?" and row["flagged"] == 1
 
 
-async def test_empty_ask_gets_an_ephemeral_usage_hint(bolt, api, core):
+async def test_empty_ask_gets_an_ephemeral_usage_hint(bolt, api, llm):
     status, body = await slash(bolt, api, "   ")
     assert status == 200 and json.loads(body) == {"text": USAGE, "response_type": "ephemeral"}
-    assert core.asks == [] and api.of("chat.postMessage") == []
+    assert llm.prompts() == [] and api.of("chat.postMessage") == []
 
 
-async def test_refused_question_is_answered_privately(bolt, api, core):
-    core.refusal = "Please wait <a minute>."
-    await slash(bolt, api, "again?")
+async def test_a_question_the_core_refuses_is_answered_privately(bolt, api, llm):
+    await slash(bolt, api, "??? !!!")
     (reply,) = await api.wait_for("respond")
-    assert reply.body["text"] == "Please wait &lt;a minute&gt;." and reply.body["response_type"] == "ephemeral"
-    assert core.asks == [] and api.of("chat.postMessage") == []
+    assert reply.body["text"] == "That doesn't look like a question; please ask in words."
+    assert reply.body["response_type"] == "ephemeral"
+    assert llm.prompts() == [] and api.of("chat.postMessage") == []
 
 
-async def test_ask_escapes_the_question_in_the_parent_message(bolt, api, core):
+async def test_rate_limited_asker_is_told_to_wait(make_core, api):
+    core = make_core(rate_limit_per_minute=1)
+    async with serving(core, slack_settings_for(core, api)) as url:
+        await slash(url, api, "How long are backups kept?")
+        await slash(url, api, "And restores?")
+        (wait,) = await api.wait_for("respond")
+        assert wait.body["response_type"] == "ephemeral" and "please wait" in wait.body["text"]
+        parent, answer = await api.wait_for("chat.postMessage", 2)
+        assert parent.body["text"].endswith("How long are backups kept?")
+        assert "30 days" in posted_text(answer)
+        await slash(url, api, "again?", user="U999")  # the limit is per user
+        await api.wait_for("chat.postMessage", 4)
+    assert len(api.of("respond")) == 1
+
+
+async def test_ask_escapes_the_question_in_the_parent_message(bolt, api, llm):
     await slash(bolt, api, "is <!channel> & <!here> allowed?")
     parent = (await api.wait_for("chat.postMessage"))[0]
     assert parent.body["text"] == "Question from <@U111>: is &lt;!channel&gt; &amp; &lt;!here&gt; allowed?"
     await api.wait_for("chat.postMessage", 2)
+    assert "is <!channel> & <!here> allowed?" in llm.prompts()[0]
 
 
-async def test_mention_answers_in_thread_with_eyes_while_working(bolt, api, core):
+# --- mentions ----------------------------------------------------------------------------------
+
+
+async def test_mention_answers_in_thread_with_eyes_while_working(bolt, api, core, llm):
     status, _ = await event(bolt, mention("<@UBOT> how long do we keep backups?"))
     assert status == 200
     (reply,) = await api.wait_for("chat.postMessage")
     await api.wait_for("reactions.remove")
     assert reply.body["thread_ts"] == "1700000100.000100" and reply.body["channel"] == "C222"
-    assert core.asks[0].text == "how long do we keep backups?" and core.asks[0].thread == "1700000100.000100"
+    assert reply.body["blocks"][0]["text"]["text"] == PLAIN_REPLY
+    assert "how long do we keep backups?" in llm.prompts()[0]
     order = [c.method for c in api.calls if c.method in ("reactions.add", "chat.postMessage", "reactions.remove")]
     assert order == ["reactions.add", "chat.postMessage", "reactions.remove"]
     added = api.of("reactions.add")[0].body
     assert added == {"channel": "C222", "timestamp": "1700000100.000100", "name": "eyes"}
-    await _until(lambda: core.recorded)
-    assert core.recorded[0][:5] == ("slack", "C222", reply.response["ts"], "1700000100.000100", "U222")
+    await _until(lambda: recorded(core, reply.response["ts"]))
+    row = recorded(core, reply.response["ts"])
+    assert (row["channel"], row["thread"], row["asker"], row["answer"]) == (
+        "C222", "1700000100.000100", "U222", PLAIN_REPLY)
 
 
-async def test_mention_inside_a_thread_answers_in_that_thread(bolt, api, core):
+async def test_mention_inside_a_thread_answers_in_that_thread(bolt, api):
     await event(bolt, mention("<@UBOT> and restores?", ts="1700000200.000300", thread_ts="1700000100.000100"))
     (reply,) = await api.wait_for("chat.postMessage")
     assert reply.body["thread_ts"] == "1700000100.000100"
     assert api.of("reactions.add")[0].body["timestamp"] == "1700000200.000300"
 
 
-async def test_own_and_other_bot_messages_are_ignored(bolt, api, core):
-    await event(bolt, mention("<@UBOT> loop?", user=BOT_USER_ID, bot_id=BOT_ID))
-    await event(bolt, mention("<@UBOT> from another bot", user="U999", bot_id="B999"))
-    await event(bolt, mention("<@UBOT> from a human", ts="1700000300.000100"))
+async def test_own_and_other_bot_messages_are_ignored(bolt, api, llm):
+    await event(bolt, mention("<@UBOT> where are backups kept? (loop)", user=BOT_USER_ID, bot_id=BOT_ID))
+    await event(bolt, mention("<@UBOT> where are backups kept? (bot)", user="U999", bot_id="B999"))
+    await event(bolt, mention("<@UBOT> where are backups kept? (human)", ts="1700000300.000100"))
     await api.wait_for("chat.postMessage")
     await api.wait_for("reactions.remove")
-    assert [q.text for q in core.asks] == ["from a human"]
+    assert len(llm.prompts()) == 1 and "(human)" in llm.prompts()[0]
     assert len(api.of("chat.postMessage")) == 1
 
 
-async def test_other_bots_are_answered_when_allowed(core, slack_settings, api):
-    app = build_slack_app(core, slack_settings.replace(slack_allow_bots=True))
-    runner = await start_http(app, "127.0.0.1", 0)
-    try:
-        url = f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
-        await event(url, mention("<@UBOT> from another bot", user="U999", bot_id="B999"))
+async def test_other_bots_are_answered_when_allowed(core, api, llm):
+    async with serving(core, slack_settings_for(core, api, slack_allow_bots=True)) as url:
+        await event(url, mention("<@UBOT> where are backups kept? (bot)", user="U999", bot_id="B999"))
         await api.wait_for("reactions.remove")
-        assert [q.text for q in core.asks] == ["from another bot"]
-    finally:
-        await runner.cleanup()
+    assert len(llm.prompts()) == 1 and "where are backups kept? (bot)" in llm.prompts()[0]
+    assert len(api.of("chat.postMessage")) == 1
 
 
-async def test_retried_event_is_answered_once(bolt, api, core):
-    ev = mention("<@UBOT> retried?")
+async def test_retried_event_is_answered_once(bolt, api, llm):
+    ev = mention("<@UBOT> where are backups kept? (retried)")
     await event(bolt, ev, event_id="EvRETRY")
     await event(bolt, ev, event_id="EvRETRY", headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
-    await event(bolt, mention("<@UBOT> next", ts="1700000400.000100"))
+    await event(bolt, mention("<@UBOT> where are backups kept? (next)", ts="1700000400.000100"))
     await api.wait_for("chat.postMessage", 2)
     await api.wait_for("reactions.remove", 2)
-    assert sorted(q.text for q in core.asks) == ["next", "retried?"]
+    asked = llm.prompts()
+    assert len(asked) == 2 and sum("(retried)" in p for p in asked) == 1 and sum("(next)" in p for p in asked) == 1
 
 
-async def test_empty_mention_gets_usage_hint(bolt, api, core):
+async def test_empty_mention_gets_usage_hint(bolt, api, llm):
     await event(bolt, mention("<@UBOT>   "))
     (hint,) = await api.wait_for("chat.postEphemeral")
     assert hint.body["user"] == "U222" and "Ask me a question" in hint.body["text"]
-    assert core.asks == []
+    assert llm.prompts() == []
 
 
-def reaction(kind: str, name: str, ts: str, user: str = "U333", item_user: str = BOT_USER_ID) -> dict:
-    return {"type": kind, "user": user, "reaction": name, "item_user": item_user,
-            "item": {"type": "message", "channel": "C222", "ts": ts}, "event_ts": "1700000500.000100"}
+# --- what the answer shows -------------------------------------------------------------------
 
 
-async def test_reactions_become_votes(bolt, api, core):
-    await event(bolt, mention("<@UBOT> q"))
-    await _until(lambda: core.recorded)
-    answer_ts = core.recorded[0][2]
-    await event(bolt, reaction("reaction_added", "+1::skin-tone-2", answer_ts))
-    await event(bolt, reaction("reaction_added", "thumbsdown", answer_ts, user="U444"))
-    await event(bolt, reaction("reaction_removed", "+1", answer_ts))
-    await event(bolt, reaction("reaction_added", "heart", answer_ts))  # not a vote
-    await event(bolt, reaction("reaction_added", "-1", "1600000000.000001", item_user="U999"))  # not ours
-    await _until(lambda: len(core.votes) >= 3)
-    assert sorted(core.votes, key=str) == sorted([("slack", answer_ts, "U333", 1), ("slack", answer_ts, "U444", -1),
-                                                  ("slack", answer_ts, "U333", None)], key=str)
-
-
-async def test_admin_command_allowed_for_configured_admin_and_notifies_when_done(bolt, api, core):
-    await slash(bolt, api, "reindex docs", command="/ask-admin", user="UADMIN")
-    (reply,) = await api.wait_for("respond")
-    assert reply.body["text"] == "Reindexing docs in the background." and reply.body["response_type"] == "ephemeral"
-    (done,) = await api.wait_for("chat.postMessage")
-    assert done.body["channel"] == "C111"
-    assert done.body["text"] == "Reindex of docs finished: 3 documents &lt;!channel&gt;"
-    assert core.admin_calls == [("slack", "UADMIN", (), "reindex docs", False)]
-
-
-async def test_admin_command_allowed_for_workspace_admin_by_users_info(bolt, api, core):
-    await slash(bolt, api, "status", command="/ask-admin", user="UWSADMIN")
-    (reply,) = await api.wait_for("respond")
-    assert reply.body["text"] == "ok: status"
-    assert api.of("users.info")[0].body["user"] == "UWSADMIN"
-    assert core.admin_calls == [("slack", "UWSADMIN", (), "status", True)]
-
-
-async def test_admin_command_refused_even_with_crafted_payload_fields(bolt, api, core):
-    crafted = {"is_admin": "true", "user_name": "UADMIN", "is_enterprise_install": "true"}
-    await slash(bolt, api, "reindex", command="/ask-admin", user="U555", extra=crafted)
-    (reply,) = await api.wait_for("respond")
-    assert reply.body["text"] == "Sorry, only ravbot admins can do that." and reply.body["response_type"] == "ephemeral"
-    assert core.admin_calls == [("slack", "U555", (), "reindex", False)]
-    assert api.of("chat.postMessage") == []
-
-
-async def test_bad_signature_is_rejected(bolt, api, core):
-    status, _ = await slash(bolt, api, "q", secret="not-the-secret")
-    assert status == 401
-    status, _ = await event(bolt, mention("<@UBOT> q"), secret="not-the-secret")
-    assert status == 401
-    assert core.asks == [] and api.attempts("chat.postMessage") == []
-
-
-async def test_stale_timestamp_is_rejected(bolt, api, core):
-    status, _ = await slash(bolt, api, "q", timestamp=int(time.time()) - 10 * 60)  # correctly signed, replayed
-    assert status == 401
-    assert core.asks == []
-
-
-async def test_generated_pings_are_escaped_in_the_posted_answer(bolt, api, core):
-    core.answer = Answer(question="q", text="Attention <!channel>: @everyone must rotate keys <@U42>.")
-    await event(bolt, mention("<@UBOT> keys?"))
+async def test_generated_pings_and_links_are_escaped_in_the_posted_answer(bolt, api, llm):
+    llm.say("Write <!channel> @everyone <https://evil.example|click> & <@U42> to alert the channel [1].")
+    await event(bolt, mention("<@UBOT> how do I alert the whole channel?"))
     (reply,) = await api.wait_for("chat.postMessage")
     body = reply.body["blocks"][0]["text"]
-    assert body["text"] == "Attention &lt;!channel&gt;: @everyone must rotate keys &lt;@U42&gt;."
-    assert body["verbatim"] is True and "<!channel>" not in reply.body["text"]
+    assert body["text"].startswith("Write &lt;!channel&gt; @everyone &lt;https://evil.example|click&gt; "
+                                   "&amp; &lt;@U42&gt; to alert the channel [1].")
+    assert body["verbatim"] is True
+    for text in [*all_texts(reply.body["blocks"]), reply.body["text"]]:
+        assert "<!" not in text and "<@" not in text and "<https://evil" not in text
 
 
-async def test_pipeline_error_reaches_the_user_with_an_error_id(bolt, api, core, caplog):
-    core.answer = RuntimeError("store exploded")
-    await event(bolt, mention("<@UBOT> q"))
+async def test_a_long_answer_is_split_into_sections_within_block_kit_limits(bolt, api, llm):
+    sentence = "Restores are tested by the platform team on the storage server & logged [1]. "
+    llm.say(sentence * 300)  # ~23,000 characters, no claims to verify
+    await event(bolt, mention("<@UBOT> how are restores tested?"))
     (reply,) = await api.wait_for("chat.postMessage")
-    error_id = re.search(r"error id `(\w+)`", reply.body["text"]).group(1)
-    assert any(error_id in r.getMessage() for r in caplog.records)
-    assert "exploded" not in reply.body["text"] and core.recorded == []
-    await api.wait_for("reactions.remove")
+    blocks = reply.body["blocks"]
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    assert len(blocks) <= BLOCK_LIMIT and len(sections) >= 8
+    assert all(0 < len(s) <= SECTION_LIMIT for s in sections)
+    answer = " ".join(s for s in sections if s.startswith("Restores") or s.startswith("[1]"))
+    assert answer.count("&amp; logged") == 300 and "& logged" not in answer
+    assert len(reply.body["text"]) <= 12_000
 
 
-async def test_llm_down_note_is_shown(bolt, api, core):
-    core.answer = Answer(question="q", text="Backups last 30 days [1].", notes=("LLM unavailable: extractive answer",))
-    await event(bolt, mention("<@UBOT> q"))
+async def test_llm_down_falls_back_to_quoting_the_documents_with_a_note(bolt, api, llm_server):
+    llm_server.error(500)  # llm_retries=0: one failed call
+    await event(bolt, mention("<@UBOT> How long are backups kept?"))
     (reply,) = await api.wait_for("chat.postMessage")
-    assert "_Note: LLM unavailable: extractive answer_" in " ".join(all_texts(reply.body["blocks"]))
+    texts = " ".join(all_texts(reply.body["blocks"]))
+    assert "30 days" in texts
+    assert "_Note: The language model was unavailable" in texts
+    assert llm_server.pending == 0
 
 
-async def test_rate_limited_and_failing_posts_are_retried(bolt, api, core):
+async def test_a_broken_knowledge_base_is_reported_in_the_thread(make_core, api, caplog):
+    core = make_core()
+    core.parts.store.close()
+    async with serving(core, slack_settings_for(core, api)) as url:
+        await event(url, mention("<@UBOT> How long are backups kept?"))
+        (reply,) = await api.wait_for("chat.postMessage")
+        await api.wait_for("reactions.remove")
+    assert reply.body["thread_ts"] == "1700000100.000100"
+    assert "knowledge base is unavailable" in reply.body["blocks"][0]["text"]["text"]
+    assert "knowledge base is unavailable" in reply.body["text"]
+    assert recorded(core, reply.response["ts"]) is None  # errors are not answers to vote on
+    assert any("error id" in r.getMessage() for r in caplog.records if r.name == "adapters.slack")
+
+
+async def test_rate_limited_and_failing_posts_are_retried(bolt, api):
     api.fail("chat.postMessage", status=429, retry_after=0)
     api.fail("chat.postMessage", status=500)
     await event(bolt, mention("<@UBOT> q"))
@@ -533,16 +637,89 @@ async def test_rate_limited_and_failing_posts_are_retried(bolt, api, core):
     assert reply.body["thread_ts"] == "1700000100.000100"
 
 
-async def test_a_post_that_slack_refuses_falls_back_to_a_short_message(bolt, api, core):
+async def test_a_post_that_slack_refuses_falls_back_to_a_short_message(bolt, api):
     api.fail("chat.postMessage", error="invalid_blocks")
     await event(bolt, mention("<@UBOT> q"))
     (reply,) = await api.wait_for("chat.postMessage")
     assert "Sorry, something went wrong" in reply.body["text"] and "blocks" not in reply.body
 
 
-async def test_serve_slack_http_mode_runs_until_cancelled(core, slack_settings, api):
+# --- votes -------------------------------------------------------------------------------------
+
+
+async def test_reactions_become_votes(bolt, api, core):
+    await event(bolt, mention("<@UBOT> where are backups kept?"))
+    (reply,) = await api.wait_for("chat.postMessage")
+    answer_ts = reply.response["ts"]
+    await _until(lambda: recorded(core, answer_ts))
+    await event(bolt, reaction("reaction_added", "+1::skin-tone-2", answer_ts))
+    await event(bolt, reaction("reaction_added", "thumbsdown", answer_ts, user="U444"))
+    await _until(lambda: len(votes(core, answer_ts)) == 2)
+    assert votes(core, answer_ts) == {"U333": 1, "U444": -1}
+    await event(bolt, reaction("reaction_removed", "+1", answer_ts))
+    await event(bolt, reaction("reaction_added", "heart", answer_ts))  # not a vote
+    await event(bolt, reaction("reaction_added", "-1", "1600000000.000001", item_user="U999"))  # not ours
+    await _until(lambda: votes(core, answer_ts)["U333"] is None)
+    assert votes(core, answer_ts) == {"U333": None, "U444": -1}
+    assert votes(core, "1600000000.000001") == {}
+
+
+# --- admin -------------------------------------------------------------------------------------
+
+
+async def test_admin_reindex_acks_at_once_and_reports_when_done(bolt, api, core):
+    status, body = await slash(bolt, api, "reindex kb", command="/ask-admin", user="UADMIN")
+    assert status == 200 and body == ""
+    (reply,) = await api.wait_for("respond")
+    assert reply.body["text"] == "Reindex of kb started; I'll report when it is done."
+    assert reply.body["response_type"] == "ephemeral"
+    (done,) = await api.wait_for("chat.postMessage", timeout=30)
+    assert done.body["channel"] == "C111"
+    assert re.fullmatch(r"Reindex of kb finished in [\d.]+ s: 0 added, 0 changed, 3 unchanged, 0 removed, "
+                        r"0 skipped, 0 failed\.", done.body["text"]), done.body["text"]
+
+
+async def test_admin_command_allowed_for_workspace_admin_by_users_info(bolt, api):
+    await slash(bolt, api, "status", command="/ask-admin", user="UWSADMIN")  # not in slack_admins
+    (reply,) = await api.wait_for("respond")
+    assert reply.body["text"].startswith("Index: 3 documents,") and "Reindex scheduler" in reply.body["text"]
+    assert api.of("users.info")[0].body["user"] == "UWSADMIN"
+
+
+async def test_admin_command_refused_even_with_crafted_payload_fields(bolt, api, core):
+    runs_before = len(core.feedback.runs(limit=1000, source="kb"))
+    crafted = {"is_admin": "true", "user_name": "UADMIN", "is_enterprise_install": "true"}
+    await slash(bolt, api, "reindex", command="/ask-admin", user="U555", extra=crafted)
+    (reply,) = await api.wait_for("respond")
+    assert reply.body["text"].startswith("Sorry, only ravbot admins can run admin commands.")
+    assert reply.body["response_type"] == "ephemeral"
+    assert core.reindexer.running() == {} and len(core.feedback.runs(limit=1000, source="kb")) == runs_before
+    assert api.of("chat.postMessage") == []
+
+
+# --- requests that are not Slack's -------------------------------------------------------------
+
+
+async def test_bad_signature_is_rejected(bolt, api, llm):
+    status, _ = await slash(bolt, api, "q", secret="not-the-secret")
+    assert status == 401
+    status, _ = await event(bolt, mention("<@UBOT> q"), secret="not-the-secret")
+    assert status == 401
+    assert llm.prompts() == [] and api.attempts("chat.postMessage") == []
+
+
+async def test_stale_timestamp_is_rejected(bolt, api, llm):
+    status, _ = await slash(bolt, api, "q", timestamp=int(time.time()) - 10 * 60)  # correctly signed, replayed
+    assert status == 401
+    assert llm.prompts() == [] and api.attempts("chat.postMessage") == []
+
+
+# --- serving -----------------------------------------------------------------------------------
+
+
+async def test_serve_slack_http_mode_runs_until_cancelled(core, api):
     port = free_port()
-    task = asyncio.create_task(serve_slack(core, slack_settings.replace(port=port), host="127.0.0.1"))
+    task = asyncio.create_task(serve_slack(core, slack_settings_for(core, api, port=port), host="127.0.0.1"))
     url = f"http://127.0.0.1:{port}/slack/events"
     body = json.dumps({"type": "url_verification", "challenge": "c-123", "token": "legacy"})
     for _ in range(200):
@@ -560,9 +737,9 @@ async def test_serve_slack_http_mode_runs_until_cancelled(core, slack_settings, 
         await send(url, body, "application/json")
 
 
-async def test_serve_slack_without_tokens_says_what_is_missing(core, settings):
+async def test_serve_slack_without_tokens_says_what_is_missing(core):
     with pytest.raises(ValueError, match="SLACK_BOT_TOKEN"):
-        await serve_slack(core, settings)
+        await serve_slack(core, core.settings)
 
 
 def free_port() -> int:
@@ -571,12 +748,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _until(condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.02)
+# --- without an LLM: extractive answers from the documents ----------------------------------
+
+
+async def test_extractive_answers_escape_document_text_and_take_votes(make_core, api):
+    core = make_core()  # no llm_base_url: answers quote the documents
+    async with serving(core, slack_settings_for(core, api)) as url:
+        await event(url, mention("<@UBOT> How long are backups kept?"))
+        (reply,) = await api.wait_for("chat.postMessage")
+        texts = " ".join(all_texts(reply.body["blocks"]))
+        assert "30 days" in texts and "*Sources*" in texts and "backups.md" in texts
+        await event(url, reaction("reaction_added", "+1::skin-tone-3", reply.response["ts"]))
+        await _until(lambda: core.feedback.stats()["up"] == 1)
+
+        await event(url, mention("<@UBOT> How do I alert the whole channel about an outage?", ts="1700000600.000100"))
+        replies = await api.wait_for("chat.postMessage", 2)
+        posted = posted_text(replies[1])
+        assert "&lt;!channel&gt; &amp; @everyone" in posted and "<!channel>" not in posted
 
 
 # ----------------------------------------------------------------------------------------------
@@ -596,57 +784,3 @@ def test_manifest_declares_the_commands_events_and_scopes_the_app_uses():
         "app_mention", "reaction_added", "reaction_removed"}
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
     assert {"commands", "app_mentions:read", "chat:write", "reactions:read", "reactions:write", "users:read"} <= scopes
-
-
-# ----------------------------------------------------------------------------------------------
-# End to end with the real Core (bot.app.build): real index, real pipeline, real feedback store
-# ----------------------------------------------------------------------------------------------
-
-DOCS = {
-    "backups.md": "# Backups\n\nBackups are kept for 30 days in the Frankfurt bucket. "
-                  "The backup policy was adopted in 2019 by the platform team.\n",
-    "oncall.md": "# On-call\n\nThe on-call rotation changes every Monday at 10:00. "
-                 "Pages go to the primary first and to the secondary after 15 minutes.\n",
-    "alerts.md": "# Alerts\n\nTo alert the whole channel about an outage, write <!channel> & @everyone "
-                 "in the #ops channel. Outage alerts are announced by the incident commander.\n",
-}
-
-
-@pytest.fixture
-async def real_core(tmp_path, slack_settings):
-    from bot.app import build
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text)
-    s = slack_settings.replace(sources=f"t={docs}", verify=True, wikipedia="off", rate_limit_per_minute=0,
-                               slack_admins="UADMIN")
-    app = build(s, run_scheduler=False)
-    await asyncio.to_thread(app.index_one, "t")
-    yield app, s
-    app.close()
-
-
-async def test_end_to_end_with_the_real_core(real_core, api):
-    core, s = real_core
-    runner = await start_http(build_slack_app(core, s), "127.0.0.1", 0)
-    url = f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
-    try:
-        await event(url, mention("<@UBOT> How long are backups kept?"))
-        (reply,) = await api.wait_for("chat.postMessage")
-        texts = " ".join(all_texts(reply.body["blocks"]))
-        assert reply.body["thread_ts"] == "1700000100.000100"
-        assert "30 days" in texts and "*Sources*" in texts and "backups.md" in texts
-        await event(url, reaction("reaction_added", "+1::skin-tone-3", reply.response["ts"]))
-        await _until(lambda: core.feedback.stats()["up"] == 1)
-
-        await event(url, mention("<@UBOT> How do I alert the whole channel about an outage?", ts="1700000600.000100"))
-        replies = await api.wait_for("chat.postMessage", 2)
-        posted = " ".join([*all_texts(replies[1].body["blocks"]), replies[1].body["text"]])
-        assert "&lt;!channel&gt;" in posted and "<!channel>" not in posted
-
-        await event(url, reaction("reaction_removed", "+1", reply.response["ts"]))
-        await _until(lambda: core.feedback.stats()["votes"] == 0)
-    finally:
-        await runner.cleanup()
