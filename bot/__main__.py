@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from bot.eval_cli import eval_group
 from config.settings import SETTINGS, load_settings
 
 log = logging.getLogger("ravbot")
@@ -263,12 +264,22 @@ def train_combiner(data_dir: str | None, out: str | None, seed: int) -> None:
     click.echo(json.dumps(figures, indent=2, default=str))
 
 
-try:  # the evaluation commands live in their own module
-    from bot.eval_cli import eval_group
+@cli.command("train-verifier")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None, help="The shared/data folder.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=True), default=None, help="Artifact folder (default: the shipped one).")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--time-budget", "time_budget_s", default=3600, show_default=True, help="Training wall-clock budget in seconds.")
+def train_verifier(data_dir: str | None, out_dir: str | None, seed: int, time_budget_s: int) -> None:
+    """Train ravbot's cross-encoder verifier (LoRA over MiniLM); see docs/verifier.md."""
+    from pipeline import train_verifier as tv
 
-    cli.add_command(eval_group, "eval")
-except ImportError as e:  # pragma: no cover - only while the module is missing
-    log.debug("eval commands unavailable: %s", e)
+    data = Path(data_dir) if data_dir else Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    target = Path(out_dir) if out_dir else Path(tv.__file__).resolve().parent / "models" / "verifier"
+    figures = tv.train(data, target, seed=seed, time_budget_s=time_budget_s)
+    click.echo(json.dumps(figures, indent=2, default=str))
+
+
+cli.add_command(eval_group, "eval")
 
 
 def main() -> None:

@@ -1,0 +1,127 @@
+"""ravbot's own verifier model: a MiniLM cross-encoder (LoRA adapter + 3-way head) that reads claim and evidence together.
+
+`load_verifier(path)` applies the adapter in `path` (default: the shipped pipeline/models/verifier)
+over the installed all-MiniLM-L6-v2 weights, offline, and caches the result; `VerifierModel.predict`
+scores (claim, evidence) pairs in batches and returns temperature-scaled probabilities in the
+order of `LABELS`: [supports, refutes, not enough info]. Training lives in `pipeline.train_verifier`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+VERIFIER_DIR = Path(__file__).resolve().parent / "models" / "verifier"
+LABELS = ("supports", "refutes", "nei")
+MAX_LENGTH = 128
+# LoRA on the encoder's attention and feed-forward projections (not the pooler, which is trained whole).
+TARGET_MODULES = r".*encoder\.layer\.\d+\..*(query|key|value|dense)$"
+MODULES_TO_SAVE = ["classifier", "pooler"]
+
+
+def build_model(base_path: str, rank: int = 8, alpha: int = 16, dropout: float = 0.1, seed: int = 0) -> tuple[Any, Any]:
+    """A fresh (tokenizer, peft model): MiniLM from `base_path` with a 3-label head and LoRA adapters."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    torch.manual_seed(seed)
+    tokenizer = AutoTokenizer.from_pretrained(base_path, local_files_only=True)
+    base = AutoModelForSequenceClassification.from_pretrained(
+        base_path, num_labels=len(LABELS), local_files_only=True,
+        id2label=dict(enumerate(LABELS)), label2id={name: i for i, name in enumerate(LABELS)},
+    )
+    config = LoraConfig(
+        r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=TARGET_MODULES,
+        modules_to_save=MODULES_TO_SAVE, task_type="SEQ_CLS",
+    )
+    return tokenizer, get_peft_model(base, config)
+
+
+def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict:
+    """Tokenised batch: claim first, evidence second, evidence truncated first beyond MAX_LENGTH."""
+    return tokenizer(
+        [c for c, _ in pairs], [e for _, e in pairs], truncation="only_second" if pairs else True,
+        max_length=MAX_LENGTH, padding=True, return_tensors="pt",
+    )
+
+
+def _safe_encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict:
+    try:
+        return encode(tokenizer, pairs)
+    except Exception:  # noqa: BLE001 - a claim longer than MAX_LENGTH cannot be truncated "only_second"
+        return tokenizer([c for c, _ in pairs], [e for _, e in pairs], truncation="longest_first",
+                         max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+
+
+class VerifierModel:
+    """A loaded verifier (owns the torch model): `predict` pairs → (n, 3) probabilities."""
+
+    def __init__(self, tokenizer: Any, model: Any, temperature: float, manifest: dict):
+        self.tokenizer = tokenizer
+        self.model = model
+        self.temperature = float(temperature)
+        self.manifest = manifest
+        self._lock = threading.Lock()
+
+    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
+        """Raw (untempered) logits, in batches sorted by length for speed."""
+        import torch
+
+        if not pairs:
+            return np.zeros((0, len(LABELS)), dtype=np.float32)
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        out = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                batch = _safe_encode(self.tokenizer, [pairs[i] for i in idx])
+                out[idx] = self.model(**batch).logits.float().numpy()
+        return out
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
+        """Temperature-scaled probabilities [supports, refutes, nei] per (claim, evidence) pair."""
+        return softmax(self.logits(pairs, batch_size) / self.temperature)
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def available(path: str = "") -> bool:
+    """Whether a trained verifier exists at `path` (default: the shipped one)."""
+    folder = Path(path).expanduser() if path else VERIFIER_DIR
+    return (folder / "manifest.json").is_file() and (folder / "adapter_config.json").is_file()
+
+
+@functools.cache
+def load_verifier(path: str = "") -> VerifierModel:
+    """The verifier in `path` (default: the shipped one) applied over the installed MiniLM; cached."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from pipeline.embed import default_model_path
+
+    folder = Path(path).expanduser() if path else VERIFIER_DIR
+    if not available(str(folder)):
+        raise ValueError(f"verifier_model {str(folder)!r} has no trained verifier (manifest.json + adapter files expected)")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    base_path = default_model_path()
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(base_path, local_files_only=True)
+    base = AutoModelForSequenceClassification.from_pretrained(
+        base_path, num_labels=len(LABELS), local_files_only=True,
+        id2label=dict(enumerate(LABELS)), label2id={name: i for i, name in enumerate(LABELS)},
+    )
+    model = PeftModel.from_pretrained(base, str(folder), is_trainable=False)
+    model.eval()
+    return VerifierModel(tokenizer, model, float(manifest.get("temperature", 1.0)), manifest)

@@ -1,0 +1,88 @@
+"""The `ravbot` CLI through click's runner: the bundled docs answer out of the box, JSON schemas, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from bot.__main__ import cli
+
+
+CLEAN_ENV = {"RAVBOT_CONFIG": None, "RAVBOT_SOURCES": None, "RAVBOT_LLM_BASE_URL": None, "OPENAI_BASE_URL": None,
+             "SLACK_BOT_TOKEN": None, "RAVBOT_WIKIPEDIA": "off"}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, embedder):
+    """Invoke `ravbot` with one data dir for the module (the bundled docs are indexed once)."""
+    data = tmp_path_factory.mktemp("cli") / "data"
+
+    def invoke(*args: str, input: str | None = None, env: dict | None = None):
+        return CliRunner(env={**CLEAN_ENV, **(env or {})}).invoke(
+            cli, ["--data-dir", str(data), *args], input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def test_fresh_install_answers_how_to_reindex_from_bundled_docs(run):
+    result = run("ask", "--json", "How do I trigger a reindex?")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert set(out) >= {"answer", "sources", "claims", "timings"}
+    assert "ravbot index" in out["answer"] and "/ask-admin reindex" in out["answer"]
+    assert out["sources"][0]["title"] == "Reindexing" and out["sources"][0]["url"].endswith("docs/reindexing.md")
+    assert out["claims"] and {c["label"] for c in out["claims"]} <= {"SUPPORTED", "UNCERTAIN", "UNSUPPORTED", "CONTRADICTED"}
+    assert {"text", "label", "confidence", "evidence", "source"} <= set(out["claims"][0])
+    assert {"retrieve", "generate", "claims", "evidence", "verify"} <= set(out["timings"])
+
+
+def test_index_counts_and_incremental_reindex(run, tmp_path):
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nAlpha is the first letter.\n")
+    (folder / "b.md").write_text("# B\n\nBeta is the second letter.\n")
+    first = json.loads(run("index", "--json", "--source", "kb", str(folder)).stdout)
+    assert first == {"added": 2, "changed": 0, "unchanged": 0, "removed": 0, "skipped": 0}
+    (folder / "a.md").write_text("# A\n\nAlpha is the first Greek letter.\n")
+    (folder / "b.md").unlink()
+    (folder / "c.md").write_bytes(b"\x00binary")
+    second = json.loads(run("index", "--json", "--source", "kb", str(folder)).stdout)
+    assert second == {"added": 0, "changed": 1, "unchanged": 0, "removed": 1, "skipped": 1}
+
+
+def test_text_output_has_sources_summary_and_timings(run):
+    result = run("ask", "What does the warning sign next to a sentence mean?")
+    assert result.exit_code == 0
+    assert "Sources:\n[1] " in result.stdout
+    assert "claims verified" in result.stdout or "No checkable claims" in result.stdout
+    assert "retrieve " in result.stdout and " ms" in result.stdout
+
+
+def test_interactive_prompt_answers_until_empty_line(run):
+    result = run("ask", input="What is the capital of Mongolia?\n\n")
+    assert result.exit_code == 0
+    assert "I don't have information about that in the available documents." in result.stdout
+
+
+def test_errors_are_one_line_and_non_zero(run, tmp_path):
+    missing = run("index", "--source", "kb", str(tmp_path / "nowhere"))
+    assert missing.exit_code != 0
+    assert missing.stderr.strip().count("\n") == 0 and "nowhere" in missing.stderr
+    empty = run("ask", "--json", "   ")
+    assert empty.exit_code == 1 and json.loads(empty.stdout)["error"] == "bad question"
+    bad = CliRunner(env=CLEAN_ENV).invoke(cli, ["--config", str(tmp_path / "none.toml"), "settings"])
+    assert bad.exit_code != 0 and "none.toml" in bad.output
+
+
+def test_settings_command_redacts_secrets(run):
+    result = run("settings", "--json", env={"SLACK_BOT_TOKEN": "xoxb-very-secret"})
+    values = json.loads(result.stdout)
+    assert values["slack_bot_token"] == "***" and "xoxb-very-secret" not in result.stdout
+
+
+def test_second_start_loads_the_index_without_re_embedding(run):
+    assert run("ask", "--json", "How do I trigger a reindex?").exit_code == 0
+    again = json.loads(run("index", "--json").stdout)
+    assert again["added"] == again["changed"] == again["removed"] == 0 and again["unchanged"] > 0
