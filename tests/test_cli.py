@@ -9,7 +9,6 @@ from click.testing import CliRunner
 
 from bot.__main__ import cli
 
-
 CLEAN_ENV = {"RAVBOT_CONFIG": None, "RAVBOT_SOURCES": None, "RAVBOT_LLM_BASE_URL": None, "OPENAI_BASE_URL": None,
              "SLACK_BOT_TOKEN": None, "RAVBOT_WIKIPEDIA": "off"}
 
