@@ -18,6 +18,11 @@ class Core(Protocol):
         or `run_in_executor`. Never raises for bad input or a down LLM/store: the Answer says so
         (`answer.error` set when nothing could be answered)."""
 
+    async def ask_async(self, question: Question) -> Answer:
+        """`ask` on the Core's bounded pipeline pool (settings.workers threads), awaited without
+        blocking the event loop. Adapters use this, never the default executor: a burst of
+        questions then queues here and cannot starve the quick calls (posting, votes, acks)."""
+
     def check_question(self, question: Question) -> str | None:
         """A user-facing refusal ("please wait...", "question too long") or None if it may be asked.
         Cheap; call it before showing progress. Records the ask for rate limiting."""

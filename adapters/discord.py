@@ -15,7 +15,6 @@ import dataclasses
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -219,24 +218,11 @@ class RavbotClient(discord.AutoShardedClient):
         self.tree.on_error = on_command_error  # type: ignore[method-assign]
         for command in slash_commands():
             self.tree.add_command(command)
-        self._pool: ThreadPoolExecutor | None = None
         guard_parsers(self._connection.parsers)
-
-    # helpers
-    async def in_pipeline(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a slow Core call (`ask`) in the bounded pipeline pool (`settings.workers` threads)."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max(1, int(self.settings.workers)), thread_name_prefix="ravbot-discord")
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     async def setup_hook(self) -> None:
         if self.settings.discord_sync_commands:
             await sync_commands(self.tree, self.settings.list("discord_guild_ids"))
-
-    async def close(self) -> None:
-        await super().close()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
 
     # mentions
     async def on_message(self, message: discord.Message) -> None:
@@ -261,7 +247,7 @@ class RavbotClient(discord.AutoShardedClient):
             if isinstance(where, discord.Thread):
                 question = dataclasses.replace(question, thread=str(where.id))
             async with progress(where):
-                answer = await self.in_pipeline(self.core.ask, question)
+                answer = await self.core.ask_async(question)
             in_place = where is message.channel
             sent = await post_answer(where, answer, reference=message if in_place else None)
             await self.remember(sent, where, question, answer)
@@ -374,7 +360,7 @@ def slash_commands() -> list[app_commands.Command[Any, Any, Any] | app_commands.
         if refusal:
             await interaction.followup.send(neutralise(refusal), allowed_mentions=NO_MENTIONS)
             return
-        answer = await client.in_pipeline(client.core.ask, q)
+        answer = await client.core.ask_async(q)
         sent = []
         for post in render_answer(answer):
             kwargs: dict[str, Any] = {"embed": post.embed} if post.embed is not None else {}

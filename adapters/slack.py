@@ -253,7 +253,7 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
         """Ask the core in a worker thread, post the answer in the thread, remember it for votes."""
         error_id = ""
         try:
-            answer = await asyncio.to_thread(core.ask, question)
+            answer = await core.ask_async(question)
         except Exception:
             error_id = uuid.uuid4().hex[:8]
             log.exception("slack: pipeline failed (error id %s)", error_id)
@@ -295,7 +295,7 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
             parent = await post(channel, "", None, f"Question from <@{user}>: {escape(text)}")
         except SlackApiError as e:
             log.warning("slack: cannot post in %s (%s); answering privately", channel, e.response.get("error"))
-            answer = await asyncio.to_thread(core.ask, question)
+            answer = await core.ask_async(question)
             blocks, fallback = render_answer(answer, uuid.uuid4().hex[:8])
             await respond(blocks=blocks, text=fallback, response_type="ephemeral")
             return

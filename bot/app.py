@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bot.admin import handle_admin, is_authorised
 from bot.feedback import FeedbackStore
 from bot.scheduler import Reindexer
-from config.settings import PROJECT_ROOT, Settings
+from config.settings import PROJECT_ROOT, SETTINGS, Settings
 from pipeline.answer import Parts, answer_question, clean_question, question_problem
 from pipeline.embed import load_embedder
 from pipeline.index import index_source
@@ -23,6 +25,34 @@ from pipeline.types import Answer, Question
 from pipeline.wiki import build_wikipedia
 
 log = logging.getLogger(__name__)
+
+
+_SECRETS: set[str] = set()
+
+
+def redact_secrets_in_logs(settings: Settings) -> None:
+    """Make every log record (message and traceback) show `***` instead of any configured secret,
+    whatever library logs it. Installed once per process; later calls add their secrets."""
+    _SECRETS.update(v for st in SETTINGS if st.secret and len(v := str(getattr(settings, st.name) or "")) >= 4)
+    if getattr(logging.getLogRecordFactory(), "redacts_secrets", False):
+        return
+    base = logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs) -> logging.LogRecord:
+        record = base(*args, **kwargs)
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        for secret in _SECRETS:
+            if secret in message:
+                message = message.replace(secret, "***")
+            if record.exc_text and secret in record.exc_text:
+                record.exc_text = record.exc_text.replace(secret, "***")
+        record.msg, record.args = message, ()
+        return record
+
+    factory.redacts_secrets = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
 
 
 def build_store(settings: Settings) -> Store:
@@ -68,6 +98,7 @@ class App:
                         for name, spec in settings.source_specs().items()}
         self.reindexer = Reindexer(self.index_one, feedback, self.sources, lock_dir=settings.data_path, schedule=run_scheduler)
         self._slots = threading.BoundedSemaphore(max(1, settings.workers))
+        self._pool = ThreadPoolExecutor(max(1, settings.workers), thread_name_prefix="ravbot-pipeline")
         self._asked: dict[tuple[str, str], deque[float]] = defaultdict(deque)
         self._rate_lock = threading.Lock()
 
@@ -98,6 +129,9 @@ class App:
                 return Answer(question=clean_question(question.text),
                               text=f"Sorry, something went wrong while answering (error id {error_id}).",
                               error=f"pipeline error {error_id}")
+
+    async def ask_async(self, question: Question) -> Answer:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self.ask, question)
 
     # --- feedback
     def record_answer(self, platform: str, channel: str, message_id: str, thread: str, asker: str, answer: Answer) -> None:
@@ -138,6 +172,7 @@ class App:
                             fetch_timeout=s.fetch_timeout, progress=progress)
 
     def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
         self.reindexer.shutdown()
         self.feedback.close()
         self.parts.store.close()
@@ -148,6 +183,7 @@ class App:
 
 def build(settings: Settings, run_scheduler: bool = True) -> App:
     """Wire the configured backends. Cheap: models load and stores connect on first use."""
+    redact_secrets_in_logs(settings)
     parts = Parts(store=build_store(settings), embedder=load_embedder(settings.embedding_model), settings=settings,
                   llm=build_llm(settings), wiki=build_wikipedia(settings), cross_encoder=build_cross_encoder(settings))
     feedback = FeedbackStore(settings.data_path / "feedback.sqlite")

@@ -160,7 +160,10 @@ class ClaimChecker:
             evidence = kb_evidence_batch([c.text for c in claims], store=p.store, embedder=p.embedder,
                                          settings=s, cross_encoder=p.cross_encoder)
         with self.timer.stage("verify"):
-            verdicts = verify_claims(claims, evidence, method=s.verify_method, embedder=p.embedder, settings=s, llm=p.llm)
+            stored = (p.store.vectors([e.chunk_id for ev in evidence for e in ev])
+                      if s.verify_method == "cosine" else None)  # the baseline compares whole chunks: reuse their vectors
+            verdicts = verify_claims(claims, evidence, method=s.verify_method, embedder=p.embedder, settings=s,
+                                     llm=p.llm, chunk_vectors=stored)
         verdicts = [dataclasses.replace(v, checked_against=("kb",)) for v in verdicts]
         if p.wiki is None or s.wikipedia == "off":
             return verdicts

@@ -55,12 +55,13 @@ def _pieces(body: str, size: int) -> list[str]:
             if len(sentence) <= size:
                 out.append(sentence)
                 continue
-            words, run = sentence.split(), ""
-            for word in words:
-                if run and len(run) + 1 + len(word) > size:
-                    out.append(run)
-                    run = ""
-                run = f"{run} {word}" if run else word[:size]
+            run = ""
+            for word in sentence.split():
+                for part in (word[i : i + size] for i in range(0, len(word), size)):  # a huge "word" (URL) is cut, not lost
+                    if run and len(run) + 1 + len(part) > size:
+                        out.append(run)
+                        run = ""
+                    run = f"{run} {part}" if run else part
             if run:
                 out.append(run)
     return out

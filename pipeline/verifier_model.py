@@ -116,12 +116,19 @@ def load_verifier(path: str = "") -> VerifierModel:
         raise ValueError(f"verifier_model {str(folder)!r} has no trained verifier (manifest.json + adapter files expected)")
     manifest = json.loads((folder / "manifest.json").read_text())
     base_path = default_model_path()
+    from transformers.utils import logging as hf_logging
+
     torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(base_path, local_files_only=True)
-    base = AutoModelForSequenceClassification.from_pretrained(
-        base_path, num_labels=len(LABELS), local_files_only=True,
-        id2label=dict(enumerate(LABELS)), label2id={name: i for i, name in enumerate(LABELS)},
-    )
-    model = PeftModel.from_pretrained(base, str(folder), is_trainable=False)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the fresh head is "missing" from the base checkpoint by design
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(base_path, local_files_only=True)
+        base = AutoModelForSequenceClassification.from_pretrained(
+            base_path, num_labels=len(LABELS), local_files_only=True,
+            id2label=dict(enumerate(LABELS)), label2id={name: i for i, name in enumerate(LABELS)},
+        )
+        model = PeftModel.from_pretrained(base, str(folder), is_trainable=False)
+    finally:
+        hf_logging.set_verbosity(verbosity)
     model.eval()
     return VerifierModel(tokenizer, model, float(manifest.get("temperature", 1.0)), manifest)

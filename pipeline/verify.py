@@ -3,12 +3,17 @@
 Methods (`settings.verify_method`):
 - `cosine`: the published baseline. Max cosine (all-MiniLM-L6-v2) of the claim against the
   evidence passages; ≥ `cosine_supported` SUPPORTED, ≥ `cosine_uncertain` UNCERTAIN, else UNSUPPORTED.
-- `default`: align the claim with evidence sentences and two-sentence windows, check what it
+- `combiner`: align the claim with evidence sentences and two-sentence windows, check what it
   asserts against them (numbers, dates, percentages, named entities, negation, direction), and
   combine the signals with the shipped combiner (pipeline/models/combiner.json, a logistic
   regression trained by `pipeline.train_combiner` on the open data) into P(supported). A value
   of the same kind that differs where the claim's value should be makes the claim CONTRADICTED
   and the verdict quotes the evidence's value.
+- `model`: the same alignment and symbolic checks, but P(supports) / P(refutes) come from ravbot's
+  own cross-encoder (`pipeline.verifier_model`, trained by `pipeline.train_verifier`), which reads
+  the claim with each of its top aligned sentences/windows, all in one batch per call.
+- `default`: `model` when a trained verifier is present (settings.verifier_model, else the shipped
+  pipeline/models/verifier) and `MODEL_IN_DEFAULT` holds; otherwise `combiner`.
 - `llm`: the configured LLM reads claim and numbered evidence sentences and answers in validated
   JSON; on any failure or invalid answer the `default` verdict stands.
 - `nli`: a sentence-transformers NLI CrossEncoder at `settings.nli_model` scores the aligned sentences.
@@ -34,7 +39,13 @@ from pipeline import numbers
 from pipeline.types import Claim, Evidence, Label, Verdict
 
 COMBINER_PATH = Path(__file__).resolve().parent / "models" / "combiner.json"
-METHODS = ("default", "cosine", "llm", "nli")
+METHODS = ("default", "cosine", "combiner", "model", "llm", "nli")
+# Whether `default` uses the trained verifier when one is present (decided on held-out figures,
+# see docs/verifier.md); `verify_method = "model"` uses it regardless.
+MODEL_IN_DEFAULT = True
+MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
+MODEL_REFUTES = 0.5  # P(refutes) at or above which (and above P(supports)) the model calls a claim CONTRADICTED
+MODEL_OVERRIDES_CONFLICT = 0.9  # P(supports) above which the model overrides a symbolic conflict
 MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
 # A conflicting value only counts when the aligned sentence is about the claim (cosine at least this):
 # a different number/date of the same kind → CONTRADICTED; a different name of the same type →
@@ -78,6 +89,7 @@ class Alignment:
     conflict_kind: str = ""  # "number" | "entity" | ""
     u: np.ndarray | None = None
     v: np.ndarray | None = None
+    candidates: list[tuple[str, int, float]] = field(default_factory=list)  # (text, evidence index, cosine), best first
 
 
 @dataclass(frozen=True)
@@ -158,7 +170,14 @@ def _score(claims, evidences, method, embedder, settings, llm, entities=None, ve
     if method == "cosine":
         return _cosine(claims, evidences, embedder, settings, vectors)
     aligned = analyse(claims, evidences, embedder, entities=entities)
-    default = decide(aligned, probabilities(aligned), settings)
+    wants_model = method == "model" or (method != "combiner" and _model_in_default(settings))
+    verifier = _verifier(settings, required=method == "model") if wants_model else None
+    if verifier is None:
+        default = decide(aligned, probabilities(aligned), settings, "combiner" if method == "combiner" else "default")
+    else:
+        default = decide_with_model(aligned, verifier, settings, "model" if method == "model" else "default")
+    if method in ("combiner", "model"):
+        return default
     if method == "llm" and llm is not None:
         return [_llm_verdict(a, evidences[i], d, llm, settings) for i, (a, d) in enumerate(zip(aligned, default, strict=True))]
     if method == "nli":
@@ -313,6 +332,7 @@ def analyse(
             # prefer the single sentence unless a window is clearly better
             j = int(order[0])
             a.sentence, a.evidence_index = cands[j]
+            a.candidates = [(cands[k][0], cands[k][1], float(sims[k])) for k in order]
             a.v = table[a.sentence]
             a.features.update(
                 cos_best=float(sims[j]),
@@ -473,13 +493,13 @@ def probabilities(aligned: Sequence[Alignment]) -> np.ndarray:
     return combiner.predict(aligned)
 
 
-def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any) -> list[PairScore]:
+def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any, method: str = "default") -> list[PairScore]:
     """Labels from P(supported) and the symbolic conflicts (a conflicting value → CONTRADICTED)."""
     out = []
     for a, p in zip(aligned, probs, strict=True):
         p = float(p)
         if not a.sentence:
-            out.append(PairScore(Label.UNSUPPORTED, 0.0, method="default"))
+            out.append(PairScore(Label.UNSUPPORTED, 0.0, method=method))
             continue
         similarity = a.features.get("cos_best", 0.0)
         conflicting = bool(a.conflict) and similarity >= CONFLICT_MIN_SIMILARITY
@@ -495,7 +515,76 @@ def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any) 
         else:
             label = Label.UNSUPPORTED
         conflict = a.conflict if label is Label.CONTRADICTED else ""
-        out.append(PairScore(label, p, conflict, a.sentence, a.evidence_index, "default"))
+        out.append(PairScore(label, p, conflict, a.sentence, a.evidence_index, method))
+    return out
+
+
+# --------------------------------------------------------------------------- the verifier model
+
+
+def _verifier(settings: Any, required: bool = False):
+    """The trained verifier (settings.verifier_model, else the shipped one), or None when there is none."""
+    from pipeline import verifier_model
+
+    path = str(getattr(settings, "verifier_model", "") or "")
+    if path and not verifier_model.available(path):
+        raise ValueError(f"verifier_model {path!r} has no trained verifier (manifest.json + adapter files expected)")
+    if not verifier_model.available(path):
+        if required:
+            raise ValueError("verify method 'model' needs a trained verifier: run `ravbot train-verifier` or set verifier_model")
+        return None
+    return verifier_model.load_verifier(path)
+
+
+def _model_in_default(settings: Any) -> bool:
+    return bool(getattr(settings, "verifier_in_default", MODEL_IN_DEFAULT))
+
+
+def decide_with_model(aligned: Sequence[Alignment], verifier: Any, settings: Any, method: str = "default") -> list[PairScore]:
+    """Labels from the verifier model's P(supports) / P(refutes) over each claim's top aligned
+    sentences and windows (one batch for all claims) and the symbolic conflicts.
+
+    P(supports) and P(refutes) of a claim are their maxima over its candidates. A conflicting
+    number/date (or, on a near-restatement, name) still makes it CONTRADICTED quoting the evidence's
+    value, unless the model is sure it is supported; the model alone calls it CONTRADICTED when
+    P(refutes) ≥ MODEL_REFUTES and exceeds P(supports); otherwise P(supports) against the thresholds.
+    """
+    pairs, owner = [], []
+    for i, a in enumerate(aligned):
+        for text, ei, _ in a.candidates[:MODEL_CANDIDATES]:
+            pairs.append((a.claim, text))
+            owner.append((i, text, ei))
+    probs = verifier.predict(pairs) if pairs else np.zeros((0, 3))
+    best: dict[int, list] = {}
+    for (i, text, ei), (p_sup, p_ref, _) in zip(owner, probs, strict=True):
+        row = best.setdefault(i, [-1.0, "", -1, -1.0, "", -1])
+        if p_sup > row[0]:
+            row[0:3] = [float(p_sup), text, ei]
+        if p_ref > row[3]:
+            row[3:6] = [float(p_ref), text, ei]
+    out = []
+    for i, a in enumerate(aligned):
+        if i not in best or not a.sentence:
+            out.append(PairScore(Label.UNSUPPORTED, 0.0, method=method))
+            continue
+        p_sup, sup_text, sup_ei, p_ref, ref_text, ref_ei = best[i]
+        similarity = a.features.get("cos_best", 0.0)
+        conflicting = bool(a.conflict) and similarity >= CONFLICT_MIN_SIMILARITY and p_sup < MODEL_OVERRIDES_CONFLICT
+        hard = conflicting and (a.conflict_kind == "number" or similarity >= ENTITY_CONTRADICTS_SIMILARITY)
+        sentence, ei, conflict = sup_text, sup_ei, ""
+        if hard:
+            label, p, sentence, ei, conflict = Label.CONTRADICTED, min(p_sup, CONTRADICTED_CONFIDENCE), a.sentence, a.evidence_index, a.conflict
+        elif p_ref >= MODEL_REFUTES and p_ref > p_sup:
+            label, p, sentence, ei = Label.CONTRADICTED, min(p_sup, CONTRADICTED_CONFIDENCE), ref_text, ref_ei
+            conflict = a.conflict if a.conflict and a.conflict in ref_text else ""
+        elif conflicting:
+            p = min(p_sup, (settings.supported_threshold + settings.uncertain_threshold) / 2)
+            label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+        else:
+            p = p_sup
+            label = (Label.SUPPORTED if p >= settings.supported_threshold
+                     else Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED)
+        out.append(PairScore(label, float(p), conflict, sentence, ei, method))
     return out
 
 

@@ -79,3 +79,11 @@ def test_sentence_split_and_bad_parameters():
     assert split_sentences("It costs 3.5 dollars. Then (B) follows! Done?") == ["It costs 3.5 dollars.", "Then (B) follows!", "Done?"]
     with pytest.raises(ValueError, match="size=10"):
         chunk_document(Document(id="x", source="x", title="x", text="x"), size=10)
+
+
+def test_a_word_longer_than_a_chunk_is_cut_not_lost():
+    url = "https://host.test/" + "z" * 950
+    doc = Document(id="u:1", source="u", title="T", text=f"See {url} for details.")
+    chunks = chunk_document(doc, size=300, overlap=0)
+    assert all(len(c.text) <= 300 for c in chunks)
+    assert "".join(c.text.replace(" ", "") for c in chunks).count("z") == 950

@@ -147,3 +147,21 @@ def test_verify_scifact_with_retrieved_evidence(shared_data, settings, tmp_path)
     beir.write_text(json.dumps({"_id": "1", "title": "t", "text": "x"}) + "\n")
     bad = CliRunner().invoke(eval_group, base[:5] + ["--corpus", str(beir)], obj={"settings": settings})
     assert bad.exit_code == 1 and "SciFact corpus schema" in bad.output
+
+
+def test_golden_asks_through_the_app(settings, embedder, tmp_path):
+    """With answers: the question that has an expected answer is asked through bot.app; it is answered."""
+    from bot.app import build_store
+    from pipeline.index import index_documents
+
+    settings = settings.replace(wikipedia="off")
+    store = build_store(settings)
+    index_documents(store, embedder, "docs", [Document(
+        id="docs:deploy.md", source="docs", title="Deploying", path="/team/docs/deploy.md",
+        text="To deploy the service run make release. Releases go out every Tuesday at 10:00 in Berlin.")])
+    store.close()
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"question": "When do releases of the service go out?", "relevant": ["deploy.md"],
+                                  "expected_answer": "Every Tuesday at 10:00."}) + "\n")
+    out = json.loads(invoke(settings, "golden", "--file", str(golden), "--json").stdout)
+    assert out["with_expected_answer"] == 1 and out["idk_rate"] == 0.0 and out["recall@5"] == 1.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, assume, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
@@ -25,7 +25,7 @@ from pipeline.ingest import decode, rst_to_markdown, to_markdown
 from pipeline.store import fts_query
 from pipeline.types import Answer, Claim, Document, Evidence, Label, Source, Verdict
 
-FAST = hyp_settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = hyp_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Text that looks like markup on some platform, plus Unicode that tends to break splitters:
 # combining marks, RTL overrides, zero-width joiners, astral emoji, surrogate-free odd spaces.
@@ -145,6 +145,7 @@ def answers(draw: st.DrawFn) -> Answer:
 @FAST
 @given(answers())
 def test_annotate_only_adds_flags(answer: Answer):
+    assume(not re.search("[⁰¹²³⁴⁵⁶⁷⁸⁹]", answer.text))  # a superscript next to a flag would blur the check
     body, notes = annotate(answer)
     flags = re.compile(r" (⚠️|❌)[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
     assert flags.sub("", body) == answer.text

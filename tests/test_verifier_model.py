@@ -1,0 +1,104 @@
+"""The shipped verifier model: it loads offline, is small, and reads claim and evidence together."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pipeline import train_verifier, verifier_model, verify
+from pipeline.claims import extract_claims
+from pipeline.types import Evidence, Label
+
+EINSTEIN = ("Albert Einstein was born in Ulm, in the Kingdom of Württemberg, on 14 March 1879. "
+            "He developed the theory of relativity while working at the Swiss patent office in Bern.")
+POLAR = ("POLAR is an RFID localization system for crowded environments. "
+         "It was presented at MobiCom 2021 by researchers from Tsinghua University.")
+SUPPORTS, REFUTES = verifier_model.LABELS.index("supports"), verifier_model.LABELS.index("refutes")
+
+
+@pytest.fixture(scope="module")
+def model() -> verifier_model.VerifierModel:
+    assert verifier_model.available(), f"no shipped verifier in {verifier_model.VERIFIER_DIR}"
+    return verifier_model.load_verifier()
+
+
+def test_shipped_artifact_is_small_and_documented():
+    folder = verifier_model.VERIFIER_DIR
+    size = sum(f.stat().st_size for f in folder.iterdir())
+    assert size < 3_000_000, size
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["seed"] == 0 and manifest["labels"] == ["supports", "refutes", "nei"]
+    assert 0.3 < manifest["temperature"] < 10
+    assert "perturbed/open.jsonl" in manifest["data"] and len(manifest["data"]["perturbed/open.jsonl"]) == 64
+    assert not any("holdout" in f for f in manifest["data"])
+    assert manifest["dev"]["mean_open_auc"] > 0.5
+
+
+def test_predictions_are_probabilities_in_label_order(model):
+    p = model.predict([("Einstein was born in Ulm.", EINSTEIN), ("Bananas are yellow.", EINSTEIN)])
+    assert p.shape == (2, 3)
+    assert np.allclose(p.sum(axis=1), 1.0, atol=1e-5) and (p >= 0).all()
+    assert model.predict([]).shape == (0, 3)
+    # batching and order do not change a pair's score
+    again = model.predict([("Bananas are yellow.", EINSTEIN)])
+    assert np.allclose(again[0], p[1], atol=1e-4)
+
+
+def test_reads_claim_and_evidence_together(model):
+    paraphrase = ("Einstein came into the world in Ulm in 1879.", EINSTEIN)
+    swapped_year = ("Einstein came into the world in Ulm in 1897.", EINSTEIN)
+    negated = ("POLAR was not presented at MobiCom 2021.", POLAR)
+    p = model.predict([paraphrase, swapped_year, negated])
+    assert p[0].argmax() == SUPPORTS, p[0]
+    assert p[1].argmax() != SUPPORTS, p[1]
+    assert p[0, SUPPORTS] > p[1, SUPPORTS] + 0.1
+    assert p[2, SUPPORTS] < p[0, SUPPORTS]
+
+
+def test_model_method_quotes_the_conflict_and_passes_a_paraphrase(settings, embedder, model):
+    evidence = [Evidence(EINSTEIN, title="Einstein", origin="kb"), Evidence(POLAR, title="POLAR", origin="wikipedia")]
+
+    def judge(text: str):
+        claims = extract_claims(text, settings.list("entity_types"))
+        return verify.verify_claims(claims, [evidence], method="model", embedder=embedder, settings=settings)[0]
+
+    wrong = judge("POLAR was introduced at MobiCom 2023.")
+    assert (wrong.label, wrong.conflict, wrong.method) == (Label.CONTRADICTED, "2021", "model")
+    assert wrong.confidence < settings.supported_threshold and "2021" in wrong.sentence
+    right = judge("Einstein came into the world in the city of Ulm in 1879.")
+    assert right.label is Label.SUPPORTED and right.confidence >= settings.supported_threshold, right
+
+
+def test_a_missing_verifier_dir_is_named(embedder, tmp_path):
+    from config.settings import load_settings
+
+    settings = load_settings(env={}, data_dir=str(tmp_path / "data"), verifier_model=str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match="nowhere"):
+        verify.score_pairs(["Einstein was born in 1879."], [[EINSTEIN]], "model", embedder, settings)
+
+
+def test_training_refuses_the_holdout(tmp_path):
+    with pytest.raises(ValueError, match="holdout"):
+        train_verifier.train(tmp_path / "holdout", tmp_path / "out", time_budget_s=1)
+
+
+def test_split_is_by_claim_and_stable():
+    assert train_verifier.split_of("a claim", 0) == train_verifier.split_of("a claim", 0)
+    splits = [train_verifier.split_of(f"claim {i}", 0) for i in range(2000)]
+    share = {s: splits.count(s) / len(splits) for s in ("train", "dev", "test")}
+    assert abs(share["dev"] - 0.10) < 0.03 and abs(share["test"] - 0.15) < 0.03
+
+
+def test_contrastive_flip_changes_negation_or_direction():
+    assert train_verifier.flip("Exercise reduces blood pressure.") == "Exercise increases blood pressure."
+    assert train_verifier.flip("Vitamin D is not linked to asthma.") == "Vitamin D is linked to asthma."
+    assert train_verifier.flip("Hello world") == ""
+
+
+def test_temperature_fit_recovers_a_known_temperature():
+    rng = np.random.default_rng(0)
+    true_logits = rng.normal(size=(4000, 3)) * 2
+    y = np.array([rng.choice(3, p=p) for p in verifier_model.softmax(true_logits)])
+    assert train_verifier.fit_temperature(true_logits * 3, y) == pytest.approx(3.0, abs=0.4)
