@@ -54,7 +54,9 @@ def retrieve(
         raise ValueError(f"unknown retrieval variant {variant!r}; expected one of {', '.join(VARIANTS)}")
     k = settings.top_k if k is None else k
     n = max(settings.candidates if candidates is None else candidates, k)
-    vector = embedder.encode([query])[0] if query_vector is None else query_vector
+    vector = query_vector
+    if vector is None and variant != "bm25":  # BM25 alone needs no embedding
+        vector = embedder.encode([query])[0]
     dense = store.dense_search(vector, n, filters) if variant != "bm25" else []
     bm25 = store.bm25_search(query, n, filters) if variant != "dense" else []
     dense_rank = {cid: r for r, (cid, _) in enumerate(dense, start=1)}
@@ -65,7 +67,7 @@ def retrieve(
     ids = list(fused)
     if not ids:
         return []
-    cosines = _cosines(store, vector, ids, dict(dense))
+    cosines = _cosines(store, vector, ids, dict(dense)) if vector is not None else {}
     if variant == "dense":
         order = [c for c, _ in dense]
     elif variant == "bm25":

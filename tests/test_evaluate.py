@@ -225,15 +225,15 @@ def test_perturbation_set_pairs_and_jsonl_round_trip(shared_data, tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_scifact(tmp_path_factory, shared_data):
-    """A 30-abstract SciFact corpus holding the cited abstracts of 10 train claims, plus distractors."""
+    """A 20-abstract SciFact corpus holding the cited abstracts of 8 train claims, plus distractors."""
     d = shared_data / "scifact"
     qrels = ev.load_qrels(d / "qrels_train.tsv")
     queries = ev.load_queries(d / "claims_train.jsonl")
-    chosen = [q for q in queries if q in qrels][:10]
+    chosen = [q for q in queries if q in qrels][:8]
     wanted = {doc for q in chosen for doc in qrels[q]}
     rows = [json.loads(line) for line in (d / "corpus.jsonl").open()]
     keep = [r for r in rows if str(r["doc_id"]) in wanted]
-    keep += [r for r in rows if str(r["doc_id"]) not in wanted][: 30 - len(keep)]
+    keep += [r for r in rows if str(r["doc_id"]) not in wanted][: 20 - len(keep)]
     root = tmp_path_factory.mktemp("tiny")
     (root / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in keep))
     (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": queries[q]}) + "\n" for q in chosen))
@@ -251,19 +251,19 @@ def test_run_retrieval_and_cached_corpus_index(tiny_scifact, embedder, settings)
                                          doc_of=lambda d: doc_of[d], depth=20)
     finally:
         store.close()
-    assert summary["queries"] == 10 and list(summary["variants"]) == list(ev.VARIANTS)
+    assert summary["queries"] == 8 and list(summary["variants"]) == list(ev.VARIANTS)
     for figures in summary["variants"].values():
         assert set(figures) == {"ndcg@10", "recall@5", "recall@20", "recall@100", "mrr@10", "p50_ms", "p95_ms"}
         assert all(0 <= figures[m] <= 1 for m in ("ndcg@10", "recall@5", "recall@20", "mrr@10"))
         assert figures["recall@20"] >= figures["recall@5"]
-    # 30 abstracts: the cited one is nearly always found
+    # 20 abstracts: the cited one is nearly always found
     assert summary["variants"]["rrf+rerank"]["recall@20"] >= 0.9
     assert summary["variants"]["bm25"]["ndcg@10"] >= 0.5
-    assert len(rows) == 4 * 10
+    assert len(rows) == 4 * 8
     # a second run reuses the cached index: nothing is embedded again
     before = embedder.texts_encoded
     store, _, _ = ev.corpus_store(tiny_scifact / "corpus.jsonl", embedder, settings)
-    assert store.counts()["documents"] == 30 and embedder.texts_encoded == before
+    assert store.counts()["documents"] == 20 and embedder.texts_encoded == before
     store.close()
 
 
