@@ -569,7 +569,7 @@ def run_retrieval(
 
 # --------------------------------------------------------------------------------- eval verify
 
-METHODS = ("cosine", "default")
+METHODS = ("cosine", "default", "combiner", "model")
 Verifier = Callable[[str, Sequence[Evidence]], Verdict]
 
 

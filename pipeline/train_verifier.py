@@ -381,7 +381,7 @@ def train(
     lr: float = 4e-4,
     rank: int = 8,
     max_train: int | None = None,
-    eval_every_s: float = 840,
+    eval_every_s: float = 1000,
     threads: int = 2,
     evaluate_test: bool = True,
     log=print,
@@ -410,8 +410,11 @@ def train(
     steps_per_epoch = math.ceil(len(data["train"]) / batch_size)
     total_steps = max(1, int(steps_per_epoch * epochs))
     warmup = max(1, total_steps // 20)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min((s + 1) / warmup, max(0.0, (total_steps - s) / max(1, total_steps - warmup))))
+
+    def learning_rate() -> float:
+        """Linear warmup, then linear decay to 0 at the last step or the end of the time budget, whichever comes first."""
+        progress = max(step / total_steps, (time.perf_counter() - started) / time_budget_s)
+        return lr * min((step + 1) / warmup, max(0.0, 1.0 - progress))
     dev = data["dev"]
     dev_pairs = [(e.claim, e.evidence) for e in dev]
     dev_y = np.array([e.label for e in dev])
@@ -452,8 +455,9 @@ def train(
             loss = torch.nn.functional.cross_entropy(model(**enc).logits, labels)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
+            for group in optimiser.param_groups:
+                group["lr"] = learning_rate()
             optimiser.step()
-            scheduler.step()
             optimiser.zero_grad()
             step += 1
             seen += len(batch)
@@ -576,7 +580,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=4e-4)
     parser.add_argument("--rank", type=int, default=8)
     parser.add_argument("--max-train", type=int, default=None, help="cap on training pairs (smoke runs)")
-    parser.add_argument("--eval-every", type=float, default=840, help="seconds between dev evaluations")
+    parser.add_argument("--eval-every", type=float, default=1000, help="seconds between dev evaluations")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-test", action="store_true", help="skip the test-split report")
     parser.add_argument("--test-only", action="store_true", help="only report the test split for the model in --out")

@@ -42,7 +42,7 @@ COMBINER_PATH = Path(__file__).resolve().parent / "models" / "combiner.json"
 METHODS = ("default", "cosine", "combiner", "model", "llm", "nli")
 # Whether `default` uses the trained verifier when one is present (decided on held-out figures,
 # see docs/verifier.md); `verify_method = "model"` uses it regardless.
-MODEL_IN_DEFAULT = True
+MODEL_IN_DEFAULT = False
 MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
 MODEL_REFUTES = 0.5  # P(refutes) at or above which (and above P(supports)) the model calls a claim CONTRADICTED
 MODEL_OVERRIDES_CONFLICT = 0.9  # P(supports) above which the model overrides a symbolic conflict
@@ -574,7 +574,7 @@ def decide_with_model(aligned: Sequence[Alignment], verifier: Any, settings: Any
         sentence, ei, conflict = sup_text, sup_ei, ""
         if hard:
             label, p, sentence, ei, conflict = Label.CONTRADICTED, min(p_sup, CONTRADICTED_CONFIDENCE), a.sentence, a.evidence_index, a.conflict
-        elif p_ref >= MODEL_REFUTES and p_ref > p_sup:
+        elif p_ref >= getattr(settings, "verifier_refutes", MODEL_REFUTES) and p_ref > p_sup:
             label, p, sentence, ei = Label.CONTRADICTED, min(p_sup, CONTRADICTED_CONFIDENCE), ref_text, ref_ei
             conflict = a.conflict if a.conflict and a.conflict in ref_text else ""
         elif conflicting:
