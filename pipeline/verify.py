@@ -54,6 +54,12 @@ MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word ov
 CONFLICT_MIN_SIMILARITY = 0.5
 ENTITY_CONTRADICTS_SIMILARITY = 0.7
 CONTRADICTED_CONFIDENCE = 0.15  # upper bound on the confidence of a CONTRADICTED verdict
+# A claim that restates an evidence sentence (every content word present, aligned cosine at least
+# this, no conflicting value, same negation and direction) is SUPPORTED whatever the combiner says:
+# the combiner was trained on dataset claims, which are never copies of their evidence, and scores
+# an exact quote (what an extractive answer is) as unsupported.
+RESTATEMENT_SIMILARITY = 0.9
+RESTATEMENT_CONFIDENCE = 0.9
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-'’]*")
@@ -493,6 +499,13 @@ def probabilities(aligned: Sequence[Alignment]) -> np.ndarray:
     return combiner.predict(aligned)
 
 
+def is_restatement(a: Alignment) -> bool:
+    """The aligned evidence says what the claim says, word for word (see RESTATEMENT_SIMILARITY)."""
+    f = a.features
+    return (not a.conflict and f.get("cos_best", 0.0) >= RESTATEMENT_SIMILARITY and f.get("coverage", 0.0) >= 0.999
+            and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
+
+
 def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any, method: str = "default") -> list[PairScore]:
     """Labels from P(supported) and the symbolic conflicts (a conflicting value → CONTRADICTED)."""
     out = []
@@ -503,6 +516,8 @@ def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any, 
             continue
         similarity = a.features.get("cos_best", 0.0)
         conflicting = bool(a.conflict) and similarity >= CONFLICT_MIN_SIMILARITY
+        if is_restatement(a):
+            p = max(p, RESTATEMENT_CONFIDENCE)
         if conflicting and (a.conflict_kind == "number" or similarity >= ENTITY_CONTRADICTS_SIMILARITY):
             label, p = Label.CONTRADICTED, min(p, CONTRADICTED_CONFIDENCE)
         elif conflicting:
