@@ -143,3 +143,18 @@ def test_nli_without_a_usable_model_says_why(settings, embedder, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="could not be loaded as a CrossEncoder"):
         judge("Einstein was born in Ulm in 1879.", settings.replace(nli_model=str(tmp_path / "empty")), embedder, "nli")
+
+
+def test_a_verbatim_quote_is_supported_but_a_negated_or_changed_one_is_not(embedder):
+    from config.settings import load_settings
+
+    settings = load_settings(env={})
+    evidence = [["Backups of the index are kept for 30 days on the storage server."]]
+    quote, negated, changed = verify.score_pairs(
+        ["Backups of the index are kept for 30 days on the storage server.",
+         "Backups of the index are never kept for 30 days on the storage server.",
+         "Backups of the index are kept for 90 days on the storage server."],
+        evidence * 3, method="default", embedder=embedder, settings=settings)
+    assert quote.label is Label.SUPPORTED and quote.confidence >= 0.9
+    assert negated.confidence < verify.RESTATEMENT_CONFIDENCE  # negation: the restatement rule does not apply
+    assert changed.label is Label.CONTRADICTED and changed.conflict == "30"
