@@ -145,20 +145,21 @@ def ask(ctx: click.Context, question: tuple[str, ...], as_json: bool, sources: t
         raise click.ClickException(str(e)) from None
 
     def one(text: str) -> int:
-        q = Question(text=text, sources=sources)
-        answer = app.ask(q)
-        click.echo(json.dumps(answer_to_json(answer), ensure_ascii=False) if as_json else answer_to_text(answer))
+        answer = app.ask(Question(text=text, sources=sources))
+        if as_json:
+            click.echo(json.dumps(answer_to_json(answer), ensure_ascii=False))
+        elif answer.error:
+            click.echo(f"Error: {answer.text}", err=True)  # one line on stderr
+        else:
+            click.echo(answer_to_text(answer))
         return 1 if answer.error else 0
 
     if question:
         text = " ".join(question)
         if text == "-":
             text = sys.stdin.read()
-        code = one(text)
-        if code and not as_json:
+        if code := one(text):
             raise click.exceptions.Exit(code)
-        if code:
-            sys.exit(code)
         return
     click.echo("Ask a question about your documents (empty line or Ctrl-D to quit).", err=True)
     while True:

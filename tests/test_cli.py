@@ -85,3 +85,9 @@ def test_second_start_loads_the_index_without_re_embedding(run):
     assert run("ask", "--json", "How do I trigger a reindex?").exit_code == 0
     again = json.loads(run("index", "--json").stdout)
     assert again["added"] == again["changed"] == again["removed"] == 0 and again["unchanged"] > 0
+
+
+def test_a_bad_question_in_text_mode_is_one_line_on_stderr(run):
+    result = run("ask", "???")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.strip() == "Error: That doesn't look like a question; please ask in words."
