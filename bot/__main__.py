@@ -87,8 +87,6 @@ def _progress_bar(label: str):
 @click.pass_context
 def index(ctx: click.Context, locations: tuple[str, ...], source_names: tuple[str, ...], as_json: bool) -> None:
     """Index the configured sources (or LOCATIONS: folders, files, URLs, sitemaps) incrementally."""
-    from pipeline.index import index_source
-
     app = _app(ctx)
     totals = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0, "skipped": 0}
     errors: list[str] = []
@@ -103,10 +101,7 @@ def index(ctx: click.Context, locations: tuple[str, ...], source_names: tuple[st
             if locs is None:
                 counts = app.reindexer.run_now(name, progress=None if as_json else _progress_bar(name))
             else:
-                s = app.settings
-                counts = index_source(app.parts.store, app.parts.embedder, name, locs, chunk_size=s.chunk_size,
-                                      chunk_overlap=s.chunk_overlap, max_file_bytes=s.max_file_bytes,
-                                      fetch_timeout=s.fetch_timeout, progress=None if as_json else _progress_bar(name))
+                counts = app.index_locations(name, locs, progress=None if as_json else _progress_bar(name))
         except (ValueError, RuntimeError, OSError) as e:
             raise click.ClickException(str(e)) from None
         for key in totals:

@@ -166,8 +166,13 @@ class App:
         """Index one configured source now (called by the reindexer and the CLI)."""
         if name not in self.sources:
             raise ValueError(f"unknown source {name!r}; configured: {', '.join(self.sources) or 'none'}")
+        return self.index_locations(name, self.sources[name]["locations"], progress)
+
+    def index_locations(self, name: str, locations: list[str],
+                        progress: Callable[[int, int], None] | None = None) -> dict:
+        """Index `locations` as source `name` with the configured chunking and limits."""
         s = self.settings
-        return index_source(self.parts.store, self.parts.embedder, name, self.sources[name]["locations"],
+        return index_source(self.parts.store, self.parts.embedder, name, locations,
                             chunk_size=s.chunk_size, chunk_overlap=s.chunk_overlap, max_file_bytes=s.max_file_bytes,
                             fetch_timeout=s.fetch_timeout, progress=progress)
 

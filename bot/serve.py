@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 
 from bot.app import App, build
@@ -48,11 +50,9 @@ async def serve(settings: Settings, role: str = "all", stop: asyncio.Event | Non
     chosen = platforms(settings, role)
     app = build(settings, run_scheduler=role in ("all", "worker"))
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
+    if threading.current_thread() is threading.main_thread() and sys.platform != "win32":
+        for sig in (signal.SIGTERM, signal.SIGINT):  # signal handlers only exist in the main thread
             loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):  # not the main thread (tests) or not supported
-            pass
     if not chosen:
         log.warning(HOW_TO_CONFIGURE)
     app.reindexer.start()
