@@ -156,5 +156,26 @@ def test_a_verbatim_quote_is_supported_but_a_negated_or_changed_one_is_not(embed
          "Backups of the index are kept for 90 days on the storage server."],
         evidence * 3, method="default", embedder=embedder, settings=settings)
     assert quote.label is Label.SUPPORTED and quote.confidence >= 0.9
-    assert negated.confidence < verify.RESTATEMENT_CONFIDENCE  # negation: the restatement rule does not apply
+    assert negated.label is Label.CONTRADICTED and negated.confidence < verify.RESTATEMENT_CONFIDENCE
     assert changed.label is Label.CONTRADICTED and changed.conflict == "30"
+
+
+def test_a_part_of_an_evidence_sentence_is_a_restatement(settings, embedder):
+    evidence = [["The POLAR system was introduced at MobiCom 2023 and is used for RFID localization in crowded places."]]
+    part, swapped = verify.score_pairs(
+        ["The POLAR system was introduced at MobiCom 2023.", "The POLAR system was introduced at SenSys 2023."],
+        evidence * 2, method="default", embedder=embedder, settings=settings)
+    assert part.label is Label.SUPPORTED and part.confidence >= verify.RESTATEMENT_CONFIDENCE
+    assert swapped.label is not Label.SUPPORTED  # "SenSys" is nowhere in the evidence: no restatement
+
+
+@pytest.mark.parametrize("method", ["combiner", "default"])
+def test_a_flipped_direction_or_negation_is_contradicted_quoting_the_source(method, settings, embedder):
+    evidence = [["Aspirin reduces the risk of heart attacks in older adults."],
+                ["Reindexing can be triggered at any time with the /ravbot reindex command."]]
+    flipped, negated = verify.score_pairs(
+        ["Aspirin increases the risk of heart attacks in older adults.",
+         "Reindexing cannot be triggered at any time with the /ravbot reindex command."],
+        evidence, method=method, embedder=embedder, settings=settings)
+    assert (flipped.label, flipped.conflict) == (Label.CONTRADICTED, "reduces")
+    assert negated.label is Label.CONTRADICTED and negated.confidence <= verify.CONTRADICTED_CONFIDENCE
