@@ -70,6 +70,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("entity_types", "PERSON,ORG,GPE,LOC,DATE,EVENT,NORP,FAC,PRODUCT,WORK_OF_ART,LAW,TIME,PERCENT,MONEY,QUANTITY,CARDINAL,ORDINAL", "spaCy entity labels that make a sentence a claim."),
     Setting("supported_threshold", 0.5, "`default` verifier: confidence at or above which a claim is SUPPORTED."),
     Setting("uncertain_threshold", 0.2, "`default` verifier: confidence at or above which an unsupported claim is UNCERTAIN rather than UNSUPPORTED."),
+    Setting("numbers_must_appear", True, "`default` verifier: a claim with a number, date or percentage (in digits) that its evidence nowhere states is at most UNCERTAIN."),
     Setting("cosine_supported", 0.65, "`cosine` verifier: max cosine for SUPPORTED."),
     Setting("cosine_uncertain", 0.45, "`cosine` verifier: max cosine for UNCERTAIN."),
     Setting("verifier_model", "", "Directory of a trained ravbot verifier (see docs/verifier.md); empty = the shipped one if present."),

@@ -103,6 +103,7 @@ class Alignment:
     u: np.ndarray | None = None
     v: np.ndarray | None = None
     candidates: list[tuple[str, int, float]] = field(default_factory=list)  # (text, evidence index, cosine), best first
+    unconfirmed: str = ""  # a number of the claim (in digits) that the evidence nowhere states
 
 
 @dataclass(frozen=True)
@@ -321,6 +322,41 @@ def _salient(claim: str) -> list[str]:
     return out
 
 
+def _label_before(text: str, value: numbers.Value) -> str:
+    """The word a bare number labels ("kinase" in "kinase 2", "phase" in "phase 3"), lowercased, or ''."""
+    m = re.search(r"([A-Za-z][A-Za-z\-]{2,})\s+$", text[:value.start])
+    word = m.group(1).lower() if m else ""
+    return "" if word in _STOP else word
+
+
+def _labelled_rival(claim: str, value: numbers.Value, passage: str, passage_values: list) -> numbers.Value | None:
+    """A different number the passage gives under the same label ("kinase 1" where the claim says "kinase 2")."""
+    label = _label_before(claim, value)
+    if value.kind != "number" or not label:
+        return None
+    return next((e for e in passage_values if e.kind == "number" and e.value != value.value
+                 and _label_before(passage, e) == label), None)
+
+
+def _shape(token: str) -> str:
+    return re.sub(r"\d+", "0", token.lower())
+
+
+def _code_rival(claim: str, passage: str) -> str:
+    """A code of the same shape as one of the claim's that the passage has instead ("6q21" for "7q21",
+    "H5N1" for "H1N1"): letters the same, digits different, the claim's code nowhere in the passage."""
+    passage_codes = {t for t in re.findall(r"\b[A-Za-z0-9][A-Za-z0-9\-]*\d[A-Za-z0-9\-]*\b", passage) if re.search(r"[A-Za-z]", t)}
+    claim_codes = {t for t in re.findall(r"\b[A-Za-z0-9][A-Za-z0-9\-]*\d[A-Za-z0-9\-]*\b", claim) if re.search(r"[A-Za-z]", t)}
+    lowered = {c.lower() for c in claim_codes}
+    for code in claim_codes:
+        if code.lower() in passage.lower():
+            continue
+        rival = next((t for t in sorted(passage_codes) if _shape(t) == _shape(code) and t.lower() not in lowered), "")
+        if rival:
+            return rival
+    return ""
+
+
 def analyse(
     claims: Sequence[str],
     evidences: Sequence[Sequence[str]],
@@ -398,13 +434,20 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
         rival = next(
             (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)),
             None,
-        )
+        ) or _labelled_rival(claim, value, passage, passage_values)
         if rival is not None:
             conflict += 1
             if not a.conflict and value.kind in _HARD_KINDS:
                 a.conflict, a.conflict_kind = rival.text, "number"
         else:
             absent += 1
+    a.unconfirmed = next((v.text for v in claim_values if any(c.isdigit() for c in v.text)
+                          and not numbers.present(v, passage_values)), "")
+    code = _code_rival(claim, passage)
+    if code:
+        conflict += 1
+        if not a.conflict:
+            a.conflict, a.conflict_kind = code, "number"
     f.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched), num_conflict=float(conflict), num_absent=float(absent))
     # named entities
     names = [(t, label) for t, label in claim_ents if label in _NAME_TYPES]
@@ -513,6 +556,12 @@ def is_restatement(a: Alignment) -> bool:
             and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
 
 
+def _capped(a: Alignment, settings: Any) -> bool:
+    """Whether the claim is at most UNCERTAIN because a number of it is nowhere in the evidence
+    (settings.numbers_must_appear): absence lowers support; only a conflicting value contradicts."""
+    return bool(a.unconfirmed) and bool(getattr(settings, "numbers_must_appear", True))
+
+
 def is_flipped(a: Alignment) -> bool:
     """The aligned evidence says what the claim says, but negated or in the opposite direction."""
     f = a.features
@@ -553,8 +602,10 @@ def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any, 
         elif conflicting:
             p = min(p, (settings.supported_threshold + settings.uncertain_threshold) / 2)
             label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
-        elif p >= settings.supported_threshold:
+        elif p >= settings.supported_threshold and not _capped(a, settings):
             label = Label.SUPPORTED
+        elif p >= settings.supported_threshold:  # capped: a number of the claim is nowhere in the evidence
+            p, label = (settings.supported_threshold + settings.uncertain_threshold) / 2, Label.UNCERTAIN
         elif p >= settings.uncertain_threshold:
             label = Label.UNCERTAIN
         else:
@@ -632,6 +683,8 @@ def decide_with_model(aligned: Sequence[Alignment], verifier: Any, settings: Any
             label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
         else:
             p = p_sup
+            if p >= settings.supported_threshold and _capped(a, settings):
+                p = (settings.supported_threshold + settings.uncertain_threshold) / 2
             label = (Label.SUPPORTED if p >= settings.supported_threshold
                      else Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED)
         out.append(PairScore(label, float(p), conflict, sentence, ei, method))

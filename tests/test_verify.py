@@ -179,3 +179,43 @@ def test_a_flipped_direction_or_negation_is_contradicted_quoting_the_source(meth
         evidence, method=method, embedder=embedder, settings=settings)
     assert (flipped.label, flipped.conflict) == (Label.CONTRADICTED, "reduces")
     assert negated.label is Label.CONTRADICTED and negated.confidence <= verify.CONTRADICTED_CONFIDENCE
+
+
+def test_a_number_the_evidence_nowhere_states_is_at_most_uncertain(settings, embedder):
+    evidence = [["Einstein came into the world in Ulm, a city in the Kingdom of Württemberg."]]
+    claim = ["Einstein was born in Ulm in 1879."]
+    (capped,) = verify.score_pairs(claim, evidence, method="default", embedder=embedder, settings=settings)
+    assert capped.label is Label.UNCERTAIN and capped.confidence < settings.supported_threshold
+    assert capped.conflict == ""  # absence is not a conflict: nothing to quote
+    (lenient,) = verify.score_pairs(claim, evidence, method="default", embedder=embedder,
+                                    settings=settings.replace(numbers_must_appear=False))
+    assert lenient.label is not Label.CONTRADICTED and lenient.confidence >= capped.confidence
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "quoted"),
+    [
+        ("Two variants of chromosome 7q21 are associated with second cancers after radiotherapy.",
+         "We identified two variants at chromosome 6q21 associated with second cancers after radiation therapy.", "6q21"),
+        ("The drug acts by inhibiting receptor-interacting protein kinase 2 activity in epithelial cells.",
+         "The drug acts by inhibiting receptor-interacting protein kinase 1 (RIPK1) activity in epithelial cells.", "1"),
+    ],
+)
+def test_a_code_or_labelled_number_of_the_same_shape_is_a_conflict(claim, evidence, quoted, settings, embedder):
+    (verdict,) = verify.score_pairs([claim], [[evidence]], method="default", embedder=embedder, settings=settings)
+    assert (verdict.label, verdict.conflict) == (Label.CONTRADICTED, quoted)
+
+
+def test_code_and_label_rivals_known_values():
+    from pipeline import numbers
+
+    assert verify._code_rival("H1N1 spread in 2009.", "The H5N1 and H1N1 strains.") == ""  # the claim's own code is there
+    assert verify._code_rival("COVID-19 vaccines work.", "SARS-CoV-2 infection.") == ""  # different shapes
+    assert verify._code_rival("CD8 cells respond.", "CD4 cells respond.") == "CD4"
+    claim = "Patients with type 2 diabetes were enrolled."
+    (value,) = numbers.extract_values(claim)
+    assert verify._label_before(claim, value) == "type"
+    evidence = "Patients with type 1 diabetes were enrolled in 2019."
+    assert verify._labelled_rival(claim, value, evidence, numbers.extract_values(evidence)).text == "1"
+    assert verify._labelled_rival("In 2 patients it failed.", numbers.extract_values("In 2 patients it failed.")[0],
+                                  "In 5 patients it failed.", numbers.extract_values("In 5 patients it failed.")) is None
