@@ -264,15 +264,16 @@ def train_combiner(data_dir: str | None, out: str | None, seed: int) -> None:
 @click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None, help="The shared/data folder.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=True), default=None, help="Artifact folder (default: the shipped one).")
 @click.option("--seed", default=0, show_default=True)
-@click.option("--time-budget", "time_budget_s", default=3450, show_default=True, help="Training wall-clock budget in seconds.")
-@click.option("--eval-every", "eval_every_s", default=1000, show_default=True, help="Seconds between dev evaluations (checkpoints).")
-def train_verifier(data_dir: str | None, out_dir: str | None, seed: int, time_budget_s: int, eval_every_s: int) -> None:
+@click.option("--time-budget", "time_budget_s", default=4500, show_default=True, help="Training wall-clock budget in seconds.")
+@click.option("--eval-every", "eval_every_s", default=900, show_default=True, help="Seconds between dev evaluations (checkpoints).")
+@click.option("--hold-out", default="", help="Leave one open set out of training and report it (leave-one-domain-out).")
+def train_verifier(data_dir: str | None, out_dir: str | None, seed: int, time_budget_s: int, eval_every_s: int, hold_out: str) -> None:
     """Train ravbot's cross-encoder verifier (LoRA over MiniLM); see docs/verifier.md."""
     from pipeline import train_verifier as tv
 
     data = Path(data_dir) if data_dir else Path(__file__).resolve().parent.parent.parent / "shared" / "data"
     target = Path(out_dir) if out_dir else Path(tv.__file__).resolve().parent / "models" / "verifier"
-    figures = tv.train(data, target, seed=seed, time_budget_s=time_budget_s, eval_every_s=eval_every_s)
+    figures = tv.train(data, target, seed=seed, time_budget_s=time_budget_s, eval_every_s=eval_every_s, hold_out=hold_out)
     click.echo(json.dumps(figures, indent=2, default=str))
 
 

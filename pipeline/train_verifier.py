@@ -347,12 +347,22 @@ def _save(model, out_dir: Path, manifest: dict) -> None:
     tmp.rename(out_dir)
 
 
-def build_data(data_dir: Path, seed: int, max_train: int | None = None) -> dict[str, list[Example]]:
-    """train / dev / test examples (NLI in train and a small NLI dev slice; open sets split by claim)."""
+def build_data(data_dir: Path, seed: int, max_train: int | None = None, hold_out: str = "") -> dict[str, list[Example]]:
+    """train / dev / test examples (NLI in train and a small NLI dev slice; open sets split by claim).
+
+    With `hold_out` (one of OPEN_SETS) that set is left out of training and dev altogether, with
+    every pair that shares a claim with it (perturbed copies, contrastive pairs), and is the test split."""
+    if hold_out and hold_out not in OPEN_SETS:
+        raise ValueError(f"hold_out {hold_out!r} is not one of {', '.join(OPEN_SETS)}")
     rng = random.Random(seed)
     nli = load_nli(data_dir, rng)
     rng.shuffle(nli)
     open_ = load_open(data_dir, rng)
+    held: list[Example] = []
+    if hold_out:
+        held = [e for e in open_ if e.dataset == hold_out]
+        groups = {e.group for e in held}
+        open_ = [e for e in open_ if e.group not in groups]
     split = {"train": [], "dev": [], "test": []}
     for e in open_:
         split[split_of(e.group, seed)].append(e)
@@ -364,6 +374,8 @@ def build_data(data_dir: Path, seed: int, max_train: int | None = None) -> dict[
     split["train"] += nli[600:]
     # the scifact NEI pairs made from the same document carry no `evidences`: they are training/dev only
     split["test"] = [e for e in split["test"] if e.evidences or e.dataset == "contrastive"]
+    if hold_out:
+        split["test"] = [e for e in held if e.evidences]
     rng.shuffle(split["train"])
     if max_train:
         split["train"] = split["train"][:max_train]
@@ -374,16 +386,17 @@ def train(
     data_dir: Path = DEFAULT_DATA,
     out_dir: Path = VERIFIER_DIR,
     seed: int = 0,
-    time_budget_s: float = 3600,
+    time_budget_s: float = 4500,
     *,
-    epochs: float = 1.0,
+    epochs: float = 3.0,
     batch_size: int = 16,
-    lr: float = 4e-4,
-    rank: int = 8,
+    lr: float = 6e-4,
+    rank: int = 16,
     max_train: int | None = None,
-    eval_every_s: float = 1000,
+    eval_every_s: float = 900,
     threads: int = 2,
     evaluate_test: bool = True,
+    hold_out: str = "",
     log=print,
 ) -> dict:
     """Fine-tune within `time_budget_s`, keep the best dev checkpoint in `out_dir`, return its manifest."""
@@ -399,7 +412,7 @@ def train(
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    data = build_data(Path(data_dir), seed, max_train)
+    data = build_data(Path(data_dir), seed, max_train, hold_out)
     counts = {s: _count(data[s]) for s in data}
     log(f"data: {json.dumps(counts)}")
     tokenizer, model = build_model(default_model_path(), rank=rank, seed=seed)
@@ -419,7 +432,7 @@ def train(
     dev_pairs = [(e.claim, e.evidence) for e in dev]
     dev_y = np.array([e.label for e in dev])
     settings = {"rank": rank, "alpha": 2 * rank, "dropout": 0.1, "lr": lr, "batch_size": batch_size, "epochs": epochs,
-                "max_length": 128, "threads": threads, "time_budget_s": time_budget_s, "max_train": max_train,
+                "max_length": 128, "threads": threads, "hold_out": hold_out, "time_budget_s": time_budget_s, "max_train": max_train,
                 "nli_caps": NLI_CAPS, "open_caps": OPEN_CAPS, "split_percent": {"dev": DEV_PERCENT, "test": TEST_PERCENT}}
     best = {"score": -1.0}
     history = []
@@ -574,14 +587,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the open data folder (../shared/data)")
     parser.add_argument("--out", type=Path, default=VERIFIER_DIR, help="where to write the adapter + manifest")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--time-budget", type=float, default=3700, help="seconds of training (then the best checkpoint stands)")
-    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--time-budget", type=float, default=4500, help="seconds of training (then the best checkpoint stands)")
+    parser.add_argument("--epochs", type=float, default=3.0)
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--lr", type=float, default=4e-4)
-    parser.add_argument("--rank", type=int, default=8)
+    parser.add_argument("--lr", type=float, default=6e-4)
+    parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--max-train", type=int, default=None, help="cap on training pairs (smoke runs)")
-    parser.add_argument("--eval-every", type=float, default=1000, help="seconds between dev evaluations")
+    parser.add_argument("--eval-every", type=float, default=900, help="seconds between dev evaluations")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--hold-out", default="", choices=["", *OPEN_SETS],
+                        help="leave this open set out of training (leave-one-domain-out); it becomes the test split")
     parser.add_argument("--no-test", action="store_true", help="skip the test-split report")
     parser.add_argument("--test-only", action="store_true", help="only report the test split for the model in --out")
     parser.add_argument("--methods", default="cosine,combiner,model", help="verify methods reported by --test-only")
@@ -594,13 +609,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-        data = build_data(args.data, args.seed)
+        data = build_data(args.data, args.seed, hold_out=args.hold_out)
         report = evaluate_split(data["test"], str(args.out), log, args.methods.split(","))
         print(json.dumps(report, indent=1))
         return
     manifest = train(args.data, args.out, args.seed, args.time_budget, epochs=args.epochs, batch_size=args.batch_size,
                      lr=args.lr, rank=args.rank, max_train=args.max_train, eval_every_s=args.eval_every,
-                     threads=args.threads, evaluate_test=not args.no_test, log=log)
+                     threads=args.threads, evaluate_test=not args.no_test, hold_out=args.hold_out, log=log)
     print(json.dumps({k: manifest.get(k) for k in ("dev", "test", "temperature", "train_seconds")}, indent=1))
 
 

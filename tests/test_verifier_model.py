@@ -87,6 +87,11 @@ def test_training_refuses_the_holdout(tmp_path):
         train_verifier.train(tmp_path / "holdout", tmp_path / "out", time_budget_s=1)
 
 
+def test_an_unknown_hold_out_set_is_named(tmp_path):
+    with pytest.raises(ValueError, match="'wikipedia' is not one of scifact"):
+        train_verifier.build_data(tmp_path, 0, hold_out="wikipedia")
+
+
 def test_split_is_by_claim_and_stable():
     assert train_verifier.split_of("a claim", 0) == train_verifier.split_of("a claim", 0)
     splits = [train_verifier.split_of(f"claim {i}", 0) for i in range(2000)]
