@@ -12,8 +12,9 @@
   a sentence of the same document that does not overlap the claim → nei.
 It fine-tunes a LoRA adapter + 3-way head over the installed all-MiniLM-L6-v2 (pure PyTorch, AdamW,
 linear warmup/decay), evaluates on the dev split every few minutes, keeps the best checkpoint
-(mean supports-vs-refutes AUC over the open dev sets) on disk as it goes, fits a temperature on the
-dev split, and finally reports the untouched test split for `cosine`, the combiner `default` and
+(mean supports-vs-refutes AUC over the open dev sets) on disk as it goes, fits a temperature and then a
+calibration (`calibrate`: P(supported) from the model's outputs and the alignment) on the dev split,
+and finally reports the untouched test split for `cosine`, the combiner `default` and
 the model. Never reads ../shared/holdout.
 """
 
@@ -492,6 +493,7 @@ def train(
         if stop:
             break
     evaluate("final")
+    calibrate(Path(out_dir), data, log)
     manifest = json.loads((Path(out_dir) / "manifest.json").read_text())
     if evaluate_test:
         from pipeline import verifier_model
@@ -530,6 +532,46 @@ def _manifest(data_dir, seed, settings, counts, trainable, best, history, starte
         "train_seconds": round(time.perf_counter() - train_started, 1),
         "hardware": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, torch threads {settings['threads']}".strip(),
     }
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+def calibrate(model_dir: Path, data: dict[str, list[Example]], log=print) -> dict:
+    """Fit the verifier's calibration on the dev split and store it in the manifest in `model_dir`.
+
+    A class-balanced logistic regression turns the model's P(supports) and P(refutes) (maxima over
+    the aligned candidates, as `pipeline.verify` reads them) plus the alignment's cosine, word
+    coverage and share of absent names into P(supported): supported claims against refuted and
+    not-enough-info ones of the open dev sets. The test split is not touched.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    from pipeline import verifier_model, verify
+    from pipeline.embed import load_embedder
+
+    verifier_model.load_verifier.cache_clear()
+    verifier = verifier_model.load_verifier(str(model_dir))
+    verifier.manifest.pop("calibration", None)
+    dev = [e for e in data["dev"] if e.dataset in OPEN_SETS and e.evidences]
+    aligned = verify.analyse([e.claim for e in dev], [list(e.evidences) for e in dev], load_embedder(""))
+    rows, y = [], []
+    for e, a, signals in zip(dev, aligned, verify.model_signals(aligned, verifier), strict=True):
+        if signals is not None:
+            rows.append(verify.calibration_features(a, signals[0], signals[3]))
+            y.append(int(e.label == SUPPORTS))
+    x, y = np.array(rows), np.array(y)
+    fit = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000).fit(x, y)
+    spec = {"features": list(verify.CALIBRATION_FEATURES), "weights": [round(float(w), 5) for w in fit.coef_[0]],
+            "bias": round(float(fit.intercept_[0]), 5), "fitted_on": f"dev split, {len(y)} open pairs ({int(y.sum())} supported)",
+            "dev_auc": round(auc(y, fit.predict_proba(x)[:, 1]), 3), "dev_auc_raw_supports": round(auc(y, x[:, 0]), 3)}
+    manifest_path = Path(model_dir) / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["calibration"] = spec
+    manifest_path.write_text(json.dumps(manifest, indent=1) + "\n")
+    verifier_model.load_verifier.cache_clear()
+    log(f"calibration {json.dumps(spec)}")
+    return spec
 
 
 # --------------------------------------------------------------------------- test figures
@@ -599,17 +641,22 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="leave this open set out of training (leave-one-domain-out); it becomes the test split")
     parser.add_argument("--no-test", action="store_true", help="skip the test-split report")
     parser.add_argument("--test-only", action="store_true", help="only report the test split for the model in --out")
+    parser.add_argument("--calibrate", action="store_true", help="only (re)fit the calibration of the model in --out on the dev split")
     parser.add_argument("--methods", default="cosine,combiner,model", help="verify methods reported by --test-only")
     args = parser.parse_args(argv)
 
     def log(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
-    if args.test_only:
+    if args.calibrate or args.test_only:
         import torch
 
         torch.set_num_threads(args.threads)
         data = build_data(args.data, args.seed, hold_out=args.hold_out)
+    if args.calibrate:
+        calibrate(args.out, data, log)
+        return
+    if args.test_only:
         report = evaluate_split(data["test"], str(args.out), log, args.methods.split(","))
         print(json.dumps(report, indent=1))
         return

@@ -636,15 +636,9 @@ def _model_in_default(settings: Any) -> bool:
     return bool(getattr(settings, "verifier_in_default", MODEL_IN_DEFAULT))
 
 
-def decide_with_model(aligned: Sequence[Alignment], verifier: Any, settings: Any, method: str = "default") -> list[PairScore]:
-    """Labels from the verifier model's P(supports) / P(refutes) over each claim's top aligned
-    sentences and windows (one batch for all claims) and the symbolic conflicts.
-
-    P(supports) and P(refutes) of a claim are their maxima over its candidates. A conflicting
-    number/date (or, on a near-restatement, name) still makes it CONTRADICTED quoting the evidence's
-    value, unless the model is sure it is supported; the model alone calls it CONTRADICTED when
-    P(refutes) ≥ MODEL_REFUTES and exceeds P(supports); otherwise P(supports) against the thresholds.
-    """
+def model_signals(aligned: Sequence[Alignment], verifier: Any) -> list[tuple[float, str, int, float, str, int] | None]:
+    """Per claim: (P(supports), its sentence, its evidence index, P(refutes), its sentence, its index),
+    the maxima over the claim's top aligned sentences/windows, all scored in one batch; None without any."""
     pairs, owner = [], []
     for i, a in enumerate(aligned):
         for text, ei, _ in a.candidates[:MODEL_CANDIDATES]:
@@ -658,31 +652,66 @@ def decide_with_model(aligned: Sequence[Alignment], verifier: Any, settings: Any
             row[0:3] = [float(p_sup), text, ei]
         if p_ref > row[3]:
             row[3:6] = [float(p_ref), text, ei]
+    return [tuple(best[i]) if i in best and a.sentence else None for i, a in enumerate(aligned)]
+
+
+CALIBRATION_FEATURES = ("logit_supports", "logit_refutes", "cos_best", "coverage", "salient_frac_absent")
+
+
+def calibration_features(a: Alignment, p_sup: float, p_ref: float) -> list[float]:
+    """The inputs of the verifier's calibration (see `calibrated`), in CALIBRATION_FEATURES order."""
+    def logit(p: float) -> float:
+        p = min(max(p, 1e-4), 1 - 1e-4)
+        return math.log(p / (1 - p))
+
+    f = a.features
+    return [logit(p_sup), logit(p_ref), f.get("cos_best", 0.0), f.get("coverage", 0.0), f.get("salient_frac_absent", 0.0)]
+
+
+def calibrated(verifier: Any, a: Alignment, p_sup: float, p_ref: float) -> float:
+    """P(supported) from the verifier's calibration (a logistic regression fitted on the dev split by
+    `pipeline.train_verifier --calibrate`, stored in its manifest), or P(supports) when it has none."""
+    spec = (getattr(verifier, "manifest", None) or {}).get("calibration")
+    if not spec:
+        return p_sup
+    z = float(np.dot(spec["weights"], calibration_features(a, p_sup, p_ref)) + spec["bias"])
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def decide_with_model(aligned: Sequence[Alignment], verifier: Any, settings: Any, method: str = "default") -> list[PairScore]:
+    """Labels from the verifier model's P(supports) / P(refutes) over each claim's top aligned
+    sentences and windows (`model_signals`) and the symbolic rules.
+
+    A conflicting number/date (or, on a near-restatement, name) still makes a claim CONTRADICTED
+    quoting the evidence's value, unless the model is sure it is supported; so does a flipped
+    negation or direction; the model alone calls it CONTRADICTED when P(refutes) ≥ verifier_refutes
+    and exceeds P(supports); otherwise its calibrated P(supported) against the thresholds.
+    """
     out = []
-    for i, a in enumerate(aligned):
-        if i not in best or not a.sentence:
+    for a, signals in zip(aligned, model_signals(aligned, verifier), strict=True):
+        if signals is None:
             out.append(PairScore(Label.UNSUPPORTED, 0.0, method=method))
             continue
-        p_sup, sup_text, sup_ei, p_ref, ref_text, ref_ei = best[i]
+        p_sup, sup_text, sup_ei, p_ref, ref_text, ref_ei = signals
+        p = calibrated(verifier, a, p_sup, p_ref)
         similarity = a.features.get("cos_best", 0.0)
         conflicting = bool(a.conflict) and similarity >= CONFLICT_MIN_SIMILARITY and p_sup < MODEL_OVERRIDES_CONFLICT
         hard = conflicting and (a.conflict_kind == "number" or similarity >= ENTITY_CONTRADICTS_SIMILARITY)
         sentence, ei, conflict = sup_text, sup_ei, ""
         if is_restatement(a):
-            p_sup = max(p_sup, RESTATEMENT_CONFIDENCE)
+            p = max(p, RESTATEMENT_CONFIDENCE)
         if hard:
-            label, p, sentence, ei, conflict = Label.CONTRADICTED, min(p_sup, CONTRADICTED_CONFIDENCE), a.sentence, a.evidence_index, a.conflict
+            label, p, sentence, ei, conflict = Label.CONTRADICTED, min(p, CONTRADICTED_CONFIDENCE), a.sentence, a.evidence_index, a.conflict
         elif is_flipped(a):
-            label, p, sentence, ei = Label.CONTRADICTED, min(p_sup, CONTRADICTED_CONFIDENCE), a.sentence, a.evidence_index
+            label, p, sentence, ei = Label.CONTRADICTED, min(p, CONTRADICTED_CONFIDENCE), a.sentence, a.evidence_index
             conflict = flip_quote(a)
-        elif p_ref >= getattr(settings, "verifier_refutes", MODEL_REFUTES) and p_ref > p_sup:
-            label, p, sentence, ei = Label.CONTRADICTED, min(p_sup, CONTRADICTED_CONFIDENCE), ref_text, ref_ei
+        elif p_ref >= getattr(settings, "verifier_refutes", MODEL_REFUTES) and p_ref > p_sup and p < RESTATEMENT_CONFIDENCE:
+            label, p, sentence, ei = Label.CONTRADICTED, min(p, CONTRADICTED_CONFIDENCE), ref_text, ref_ei
             conflict = a.conflict if a.conflict and a.conflict in ref_text else ""
         elif conflicting:
-            p = min(p_sup, (settings.supported_threshold + settings.uncertain_threshold) / 2)
+            p = min(p, (settings.supported_threshold + settings.uncertain_threshold) / 2)
             label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
         else:
-            p = p_sup
             if p >= settings.supported_threshold and _capped(a, settings):
                 p = (settings.supported_threshold + settings.uncertain_threshold) / 2
             label = (Label.SUPPORTED if p >= settings.supported_threshold
