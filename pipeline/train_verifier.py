@@ -641,6 +641,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="leave this open set out of training (leave-one-domain-out); it becomes the test split")
     parser.add_argument("--no-test", action="store_true", help="skip the test-split report")
     parser.add_argument("--test-only", action="store_true", help="only report the test split for the model in --out")
+    parser.add_argument("--record", action="store_true", help="with --test-only: also store the report in the model's manifest")
     parser.add_argument("--calibrate", action="store_true", help="only (re)fit the calibration of the model in --out on the dev split")
     parser.add_argument("--methods", default="cosine,combiner,model", help="verify methods reported by --test-only")
     args = parser.parse_args(argv)
@@ -658,6 +659,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     if args.test_only:
         report = evaluate_split(data["test"], str(args.out), log, args.methods.split(","))
+        if args.record:
+            manifest_path = args.out / "manifest.json"
+            manifest = json.loads(manifest_path.read_text())
+            manifest["test"] = report
+            manifest_path.write_text(json.dumps(manifest, indent=1) + "\n")
         print(json.dumps(report, indent=1))
         return
     manifest = train(args.data, args.out, args.seed, args.time_budget, epochs=args.epochs, batch_size=args.batch_size,
