@@ -74,7 +74,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("cosine_supported", 0.65, "`cosine` verifier: max cosine for SUPPORTED."),
     Setting("cosine_uncertain", 0.45, "`cosine` verifier: max cosine for UNCERTAIN."),
     Setting("verifier_model", "", "Directory of a trained ravbot verifier (see docs/verifier.md); empty = the shipped one if present."),
-    Setting("verifier_in_default", False, "`default` also uses the trained verifier model when one is present (see docs/verifier.md)."),
+    Setting("verifier_in_default", True, "`default` also uses the trained verifier model when one is present (see docs/verifier.md)."),
     Setting("verifier_refutes", 0.5, "Verifier model: P(refutes) at or above which (and above P(supports)) a claim is CONTRADICTED."),
     Setting("nli_model", "", "Path to a sentence-transformers NLI CrossEncoder for the `nli` method."),
     Setting("evidence_k", 5, "Knowledge-base chunks retrieved as evidence per claim."),

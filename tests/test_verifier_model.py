@@ -27,7 +27,7 @@ def model() -> verifier_model.VerifierModel:
 def test_shipped_artifact_is_small_and_documented():
     folder = verifier_model.VERIFIER_DIR
     size = sum(f.stat().st_size for f in folder.iterdir())
-    assert size < 3_000_000, size
+    assert size < 4_000_000, size
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["seed"] == 0 and manifest["labels"] == ["supports", "refutes", "nei"]
     assert 0.3 < manifest["temperature"] < 10
@@ -47,17 +47,22 @@ def test_predictions_are_probabilities_in_label_order(model):
 
 
 def test_reads_claim_and_evidence_together(model):
-    paraphrase = ("Einstein came into the world in Ulm in 1879.", EINSTEIN)
+    true = ("Einstein was born in Ulm in 1879.", EINSTEIN)
     negated = ("POLAR was not presented at MobiCom 2021.", POLAR)
+    swapped_year = ("Einstein came into the world in Ulm in 1897.", EINSTEIN)
     unrelated = ("Bananas are yellow.", EINSTEIN)
-    p = model.predict([paraphrase, negated, unrelated])
+    p = model.predict([true, negated, swapped_year, unrelated])
     assert p[0].argmax() == SUPPORTS, p[0]
-    assert p[1].argmax() == REFUTES, p[1]
-    assert p[2].argmax() == verifier_model.LABELS.index("nei"), p[2]
-    assert p[0, SUPPORTS] > p[1, SUPPORTS] + 0.2 and p[0, SUPPORTS] > p[2, SUPPORTS] + 0.2
-    # Known shortfall (docs/verifier.md): the shipped model alone scores a swapped year (1879 → 1897)
-    # about as high as the true claim; in `pipeline.verify` the symbolic number check catches it,
-    # which the next test asserts.
+    assert p[1].argmax() == REFUTES and p[2].argmax() == REFUTES, p[1:3]
+    assert p[0, SUPPORTS] > 0.5 > max(p[1, SUPPORTS], p[2, SUPPORTS], p[3, SUPPORTS])
+    # Known shortfall (docs/verifier.md): unrelated text often reads as "refutes" rather than "not
+    # enough info", so `pipeline.verify` only lets the model contradict a claim through evidence
+    # about it; the next tests cover that.
+
+
+def test_unrelated_evidence_never_contradicts_through_the_model(settings, embedder, model):
+    (verdict,) = verify.score_pairs(["Bananas are yellow and grow in Ecuador."], [[EINSTEIN]], "model", embedder, settings)
+    assert verdict.label is Label.UNSUPPORTED and verdict.conflict == ""
 
 
 def test_model_method_quotes_the_conflict_and_passes_a_paraphrase(settings, embedder, model):
@@ -72,6 +77,16 @@ def test_model_method_quotes_the_conflict_and_passes_a_paraphrase(settings, embe
     assert wrong.confidence < settings.supported_threshold and "2021" in wrong.sentence
     right = judge("Einstein came into the world in the city of Ulm in 1879.")
     assert right.label is Label.SUPPORTED and right.confidence >= settings.supported_threshold, right
+
+
+def test_calibration_maps_the_model_outputs_to_p_supported(model):
+    spec = model.manifest["calibration"]
+    assert spec["features"] == list(verify.CALIBRATION_FEATURES) and "dev split" in spec["fitted_on"]
+    a = verify.Alignment("a claim", features={"cos_best": 0.8, "coverage": 1.0})
+    sure, doubtful = verify.calibrated(model, a, 0.95, 0.02), verify.calibrated(model, a, 0.05, 0.9)
+    assert 0.0 <= doubtful < sure <= 1.0
+    z = np.dot(spec["weights"], verify.calibration_features(a, 0.95, 0.02)) + spec["bias"]
+    assert sure == pytest.approx(1 / (1 + np.exp(-z)))
 
 
 def test_a_missing_verifier_dir_is_named(embedder, tmp_path):
