@@ -551,8 +551,7 @@ def calibrate(model_dir: Path, data: dict[str, list[Example]], log=print) -> dic
     from pipeline.embed import load_embedder
 
     verifier_model.load_verifier.cache_clear()
-    verifier = verifier_model.load_verifier(str(model_dir))
-    verifier.manifest.pop("calibration", None)
+    verifier = verifier_model.load_verifier(str(model_dir))  # raw outputs: `model_signals` ignores any calibration
     dev = [e for e in data["dev"] if e.dataset in OPEN_SETS and e.evidences]
     aligned = verify.analyse([e.claim for e in dev], [list(e.evidences) for e in dev], load_embedder(""))
     rows, y = [], []

@@ -42,9 +42,6 @@ from pipeline.types import Claim, Evidence, Label, Verdict
 
 COMBINER_PATH = Path(__file__).resolve().parent / "models" / "combiner.json"
 METHODS = ("default", "cosine", "combiner", "model", "llm", "nli")
-# Whether `default` uses the trained verifier when one is present (decided on held-out figures,
-# see docs/verifier.md); `verify_method = "model"` uses it regardless.
-MODEL_IN_DEFAULT = True
 MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
 MODEL_REFUTES = 0.5  # P(refutes) at or above which (and above P(supports)) the model calls a claim CONTRADICTED
 MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
@@ -189,7 +186,9 @@ def _score(claims, evidences, method, embedder, settings, llm, entities=None, ve
     if method == "cosine":
         return _cosine(claims, evidences, embedder, settings, vectors)
     aligned = analyse(claims, evidences, embedder, entities=entities)
-    wants_model = method == "model" or (method != "combiner" and _model_in_default(settings))
+    # `default` uses the trained verifier when one is present and settings.verifier_in_default holds
+    # (decided on held-out figures, docs/verifier.md); `verify_method = "model"` uses it regardless.
+    wants_model = method == "model" or (method != "combiner" and bool(settings.verifier_in_default))
     verifier = _verifier(settings, required=method == "model") if wants_model else None
     if verifier is None:
         default = decide(aligned, probabilities(aligned), settings, "combiner" if method == "combiner" else "default")
@@ -359,9 +358,9 @@ def _code_rival(claim: str, passage: str) -> str:
     """A code of the same shape as one of the claim's that the passage has instead ("6q21" for "7q21",
     "H5N1" for "H1N1"): letters the same, digits different, the claim's code nowhere in the passage."""
     passage_codes, claim_codes = _codes(passage), _codes(claim)
-    lowered = {c.lower() for c in claim_codes}
+    lowered, passage_lower = {c.lower() for c in claim_codes}, passage.lower()
     for code in claim_codes:
-        if code.lower() in passage.lower():
+        if code.lower() in passage_lower:
             continue
         rival = next((t for t in sorted(passage_codes) if _shape(t) == _shape(code) and t.lower() not in lowered), "")
         if rival:
@@ -442,6 +441,8 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
         if numbers.present(value, passage_values):
             matched += 1
             continue
+        if not a.unconfirmed and any(c.isdigit() for c in value.text):
+            a.unconfirmed = value.text
         soft += any(e.kind in ("number", "percent", "year", "decade") and not numbers.present(e, claim_values) for e in aligned_values)
         rival = next(
             (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)),
@@ -453,8 +454,6 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
                 a.conflict, a.conflict_kind = rival.text, "number"
         else:
             absent += 1
-    a.unconfirmed = next((v.text for v in claim_values if any(c.isdigit() for c in v.text)
-                          and not numbers.present(v, passage_values)), "")
     code = _code_rival(claim, passage)
     if code:
         conflict += 1
@@ -646,10 +645,6 @@ def _verifier(settings: Any, required: bool = False):
             raise ValueError("verify method 'model' needs a trained verifier: run `ravbot train-verifier` or set verifier_model")
         return None
     return verifier_model.load_verifier(path)
-
-
-def _model_in_default(settings: Any) -> bool:
-    return bool(getattr(settings, "verifier_in_default", MODEL_IN_DEFAULT))
 
 
 def model_signals(aligned: Sequence[Alignment], verifier: Any) -> list[tuple[float, str, int, float, str, int] | None]:
