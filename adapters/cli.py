@@ -30,6 +30,7 @@ def answer_to_json(answer: Answer) -> dict[str, Any]:
                 "source": ({"title": v.evidence.title, "url": v.evidence.link, "origin": v.evidence.origin}
                            if v.evidence else None),
                 "conflict": v.conflict,
+                "unstated": v.unstated,
                 "checked_against": list(v.checked_against),
             }
             for v in answer.verdicts

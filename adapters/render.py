@@ -39,6 +39,8 @@ def footnote(verdict: Verdict, escape: Callable[[str], str] = lambda s: s) -> st
     words = _LABEL_WORDS[verdict.label]
     if verdict.conflict:
         words += f": source says {escape(verdict.conflict)}"
+    elif verdict.unstated:
+        words += f": the sources never state {escape(verdict.unstated)}"
     elif verdict.label is Label.UNSUPPORTED:
         words += ": no source found that backs this"
     elif verdict.label is Label.UNCERTAIN:

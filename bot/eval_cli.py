@@ -218,10 +218,20 @@ def perturb_cmd(ctx, dataset, path, corpus, from_file, write_file, write_only, m
             return
     summary, records = ev.run_perturb(pairs, _verifiers(names, settings))
     rows = [(m, r["perturbed_supported"], r["original_supported"],
-             *(r["perturbed_supported_by_kind"].get(k) for k in ("number", "date", "entity")), r["p50_ms"])
+             *(r["perturbed_supported_by_kind"].get(k) for k in ("number", "date", "entity")),
+             r["checkable_perturbed_supported"], r["checkable_original_supported"], r["p50_ms"])
             for m, r in summary["methods"].items()]
-    text = table(rows, ["method", "perturbed→SUP", "original→SUP", "number", "date", "entity", "p50 ms"])
-    _emit(summary, as_json, text + f"\n\n{summary['pairs']} pairs (perturbed→SUP: lower is better; original→SUP: higher)")
+    text = table(rows, ["method", "perturbed→SUP", "original→SUP", "number", "date", "entity",
+                        "checkable perturbed→SUP", "checkable original→SUP", "p50 ms"])
+    counts = summary["checkable"]
+    text += (f"\n\n{summary['pairs']} pairs (perturbed→SUP: lower is better; original→SUP: higher). Checkable: "
+             f"{counts['perturbed']} changes of a value the evidence states, {counts['original']} originals whose every change is.")
+    bound = summary["kept_bound"]
+    if bound:
+        text += (f"\n{bound['unstated_number_changes']} of {bound['changes']} changes replace a number the evidence never states "
+                 f"with another it never states: a verifier that cannot tell those apart keeps at most "
+                 f"{bound['best_kept']:.3f} of originals while passing at most {bound['passed']:.0%} of changes.")
+    _emit(summary, as_json, text)
     if plot_dir:
         ev.plot_scores(records, Path(plot_dir) / "perturb_scores.png", "originals (supported) vs one-value changes (refuted)")
 

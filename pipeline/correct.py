@@ -20,6 +20,8 @@ def correction_request(previous: str, flagged: Sequence[Verdict]) -> str:
         why = v.label.value.lower()
         if v.conflict:
             why += f"; the source says {v.conflict}"
+        elif v.unstated:
+            why += f"; the sources never state {v.unstated}"
         lines.append(f'- "{v.claim.text}" ({why})')
     return (
         f"Here is your previous answer:\n<answer>\n{previous}\n</answer>\n\n"

@@ -669,11 +669,101 @@ def retrieved_evidence(store, embedder, settings, k: int | None = None) -> Calla
 # -------------------------------------------------------------------------------- eval perturb
 
 
+_TOKEN = re.compile(r"\w+(?:[.,]\d+)*%?|[^\w\s]")
+
+
+def changed_span(original: str, claim: str) -> tuple[str, str]:
+    """What `claim` changed in `original`: (the original's words it replaced, the words that replaced
+    them), each joined by single spaces; ('', '') when the two are the same."""
+    import difflib
+
+    a, b = _TOKEN.findall(original), _TOKEN.findall(claim)
+    old: list[str] = []
+    new: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op != "equal":
+            old += a[i1:i2]
+            new += b[j1:j2]
+    return " ".join(old), " ".join(new)
+
+
+def is_stated(value: str, evidence: Sequence[str]) -> bool:
+    """Whether the evidence states `value`: a number, date or percentage after normalisation
+    (pipeline.numbers), anything else as a name (spelled out, abbreviated or defined as an acronym)."""
+    from pipeline import numbers, verify
+
+    passage = " ".join(evidence)
+    values = numbers.extract_values(value)
+    if values:
+        stated = numbers.extract_values(passage)
+        return all(numbers.present(v, stated) for v in values)
+    return verify._name_present(value, passage.lower(), verify._content(passage), verify._acronyms(passage))
+
+
+def checkable(pairs: Sequence[Pair]) -> dict[str, bool]:
+    """{pair id: whether the evidence can decide it}. A change is checkable when the evidence states
+    the value it replaced (the evidence then says something else where the claim's value should be);
+    an original is checkable when every one of its changes is. A change of a value the evidence never
+    states leaves the original and the change equally unconfirmed."""
+    out: dict[str, bool] = {}
+    for p in pairs:
+        if p.label == "refuted" and p.original_claim:
+            old, _ = changed_span(p.original_claim, p.claim)
+            out[p.id] = bool(old) and is_stated(old, p.evidence)
+    changes: dict[str, list[bool]] = {}
+    for p in pairs:
+        if p.id in out:
+            changes.setdefault(p.original_claim, []).append(out[p.id])
+    for p in pairs:
+        if p.label == "supported":
+            mine = changes.get(p.claim, [])
+            out[p.id] = bool(mine) and all(mine)
+    return out
+
+
+def kept_bound(pairs: Sequence[Pair], passed: float = 0.05) -> dict[str, Any] | None:
+    """The most originals any verifier can keep SUPPORTED while at most `passed` of the changes stay
+    SUPPORTED, if it gives a claim the same label when one number the evidence never states is replaced
+    by another it never states (an evidence-only verifier cannot tell "in 2001" from "in 2003" when
+    the source says neither). Each such number change passes exactly when its original is kept, so
+    all but `passed` of them need their original rejected; the fewest originals that covers, rejecting
+    those with the most such changes first, bounds what can be kept. None without originals."""
+    from collections import Counter
+
+    originals = {p.claim for p in pairs if p.label == "supported"}
+    changes = [p for p in pairs if p.label == "refuted"]
+    if not originals or not changes:
+        return None
+    blind = Counter()
+    for p in changes:
+        if p.perturbation in ("number", "date") and p.original_claim in originals:
+            old, new = changed_span(p.original_claim, p.claim)
+            if old and not is_stated(old, p.evidence) and not is_stated(new, p.evidence):
+                blind[p.original_claim] += 1
+    to_block = sum(blind.values()) - math.floor(passed * len(changes))
+    rejected = 0
+    for _, n in blind.most_common():
+        if to_block <= 0:
+            break
+        to_block -= n
+        rejected += 1
+    return {"passed": passed, "unstated_number_changes": sum(blind.values()), "changes": len(changes),
+            "best_kept": round(1 - rejected / len(originals), 4)}
+
+
+def _share(hits: Sequence[bool]) -> float | None:
+    return round(sum(hits) / len(hits), 4) if hits else None
+
+
 def run_perturb(pairs: Sequence[Pair], verifiers: Mapping[str, Verifier]) -> tuple[dict, list[dict]]:
-    """Share of perturbed (refuted) claims still SUPPORTED, and of originals kept SUPPORTED, per method."""
+    """Share of perturbed (refuted) claims still SUPPORTED, and of originals kept SUPPORTED, per method:
+    over all pairs, and over the checkable ones (`checkable`). The summary also carries `kept_bound`."""
     if not pairs:
         raise ValueError("no pairs to evaluate (no supported claim had a number, date or entity to change)")
+    decidable = checkable(pairs)
     records = verify_records(pairs, verifiers)
+    for r in records:
+        r["checkable"] = decidable.get(r["id"], False)
     methods = {}
     for m in verifiers:
         mine = [r for r in records if r["method"] == m]
@@ -684,12 +774,18 @@ def run_perturb(pairs: Sequence[Pair], verifiers: Mapping[str, Verifier]) -> tup
             hits = [r["label"] == Label.SUPPORTED.value for r in mine if r["perturbation"] == kind and r["gold"] == "refuted"]
             by_kind[kind] = round(sum(hits) / len(hits), 4)
         methods[m] = {
-            "perturbed_supported": round(sum(changed) / len(changed), 4) if changed else None,
-            "original_supported": round(sum(originals) / len(originals), 4) if originals else None,
+            "perturbed_supported": _share(changed),
+            "original_supported": _share(originals),
             "perturbed_supported_by_kind": by_kind,
+            "checkable_perturbed_supported": _share([r["label"] == Label.SUPPORTED.value for r in mine
+                                                     if r["gold"] == "refuted" and r["checkable"]]),
+            "checkable_original_supported": _share([r["label"] == Label.SUPPORTED.value for r in mine
+                                                    if r["gold"] == "supported" and r["checkable"]]),
             "p50_ms": round(percentile([r["ms"] for r in mine], 50), 1),
         }
-    return {"methods": methods, "pairs": len(pairs)}, records
+    counts = {"perturbed": sum(p.label == "refuted" and decidable.get(p.id, False) for p in pairs),
+              "original": sum(p.label == "supported" and decidable.get(p.id, False) for p in pairs)}
+    return {"methods": methods, "pairs": len(pairs), "checkable": counts, "kept_bound": kept_bound(pairs)}, records
 
 
 # -------------------------------------------------------------------------------- eval answers

@@ -265,12 +265,15 @@ def auc(y: np.ndarray, s: np.ndarray) -> float:
 
 
 def binary(y: np.ndarray, predicted: np.ndarray, score: np.ndarray) -> dict:
-    """Supported (1) vs refuted (0): balanced accuracy of `predicted`, AUC of `score`, kept / passed rates."""
+    """Supported (1) vs refuted (0): balanced accuracy of `predicted`, AUC of `score`, kept / passed
+    rates and the precision of SUPPORTED (the share of claims labelled SUPPORTED that are true)."""
     y, predicted = np.asarray(y).astype(int), np.asarray(predicted).astype(bool)
     tpr = float(predicted[y == 1].mean()) if (y == 1).any() else float("nan")
     fpr = float(predicted[y == 0].mean()) if (y == 0).any() else float("nan")
+    precision = float(y[predicted].mean()) if predicted.any() else float("nan")
     return {"n": int(len(y)), "balanced_accuracy": round((tpr + 1 - fpr) / 2, 3), "auc": round(auc(y, score), 3),
-            "true_kept_supported": round(tpr, 3), "false_labelled_supported": round(fpr, 3)}
+            "true_kept_supported": round(tpr, 3), "false_labelled_supported": round(fpr, 3),
+            "precision_supported": round(precision, 3)}
 
 
 # --------------------------------------------------------------------------- training

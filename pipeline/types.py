@@ -152,6 +152,7 @@ class Verdict:
     sentence: str = ""  # best evidence sentence
     conflict: str = ""
     checked_against: tuple[str, ...] = ()  # e.g. ("kb", "wikipedia")
+    unstated: str = ""  # a number or name of the claim that its evidence never states ("2001")
 
     @property
     def flagged(self) -> bool:

@@ -71,6 +71,7 @@ FLIP_MIN_SIMILARITY = 0.7
 NAME_SWAP_MIN_COVERAGE = 0.7
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_SUBSCRIPT_GAP = re.compile(r"(?<=[a-z]) (?=\d)")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-'’]*")
 _STOP = frozenset(
     "a an the of in on at to for from by with and or but as is are was were be been being has have had do does "
@@ -106,6 +107,7 @@ class Alignment:
     v: np.ndarray | None = None
     candidates: list[tuple[str, int, float]] = field(default_factory=list)  # (text, evidence index, cosine), best first
     unconfirmed: str = ""  # a number of the claim (in digits) that the evidence nowhere states
+    unnamed: str = ""  # a name of the claim that the evidence nowhere mentions
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ class PairScore:
     sentence: str = ""
     evidence_index: int = -1
     method: str = "default"
+    unstated: str = ""  # what the claim says that the evidence never does ("2001", "WMO"), for a flagged claim
 
 
 # --------------------------------------------------------------------------- public entry points
@@ -150,7 +153,7 @@ def verify_claims(
     for claim, ev, s in zip(claims, evidence, scores, strict=True):
         best = ev[s.evidence_index] if 0 <= s.evidence_index < len(ev) else None
         origins = tuple(dict.fromkeys(e.origin for e in ev))
-        verdicts.append(Verdict(claim, s.label, s.confidence, s.method, best, s.sentence, s.conflict, origins))
+        verdicts.append(Verdict(claim, s.label, s.confidence, s.method, best, s.sentence, s.conflict, origins, s.unstated))
     return verdicts
 
 
@@ -290,6 +293,8 @@ def _name_present(name: str, passage_lower: str, passage_words: set[str], acrony
         return True
     if name in passage_lower or name.replace("-", "") in passage_lower.replace("-", ""):
         return True
+    if any(c.isdigit() for c in name) and name.replace(" ", "") in _SUBSCRIPT_GAP.sub("", passage_lower):
+        return True  # "CO2" where Wikipedia's text has "CO 2" (a subscript)
     if name in acronyms:
         return True
     long_forms = {v: k for k, v in acronyms.items()}
@@ -333,13 +338,13 @@ def _label_before(text: str, value: numbers.Value) -> str:
     return "" if word in _STOP else word
 
 
-def _labelled_rival(claim: str, value: numbers.Value, passage: str, passage_values: list) -> numbers.Value | None:
-    """A different number the passage gives under the same label ("kinase 1" where the claim says "kinase 2")."""
+def _under_label(claim: str, value: numbers.Value, passage: str, passage_values: list) -> list[numbers.Value]:
+    """The passage's numbers under the label of the claim's number: for "type 2 diabetes", those of
+    "type 1" or "type 2" in the passage (not "interleukin 2"). Empty when the number has no label."""
     label = _label_before(claim, value)
     if value.kind != "number" or not label:
-        return None
-    return next((e for e in passage_values if e.kind == "number" and e.value != value.value
-                 and _label_before(passage, e) == label), None)
+        return []
+    return [e for e in passage_values if e.kind == "number" and _label_before(passage, e) == label]
 
 
 def _shape(token: str) -> str:
@@ -421,6 +426,7 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
     absent_words = [w for w in words if w not in passage_words]
     salient = _salient(claim)
     salient_absent = [s for s in salient if not _name_present(s, passage_lower, passage_words, acronyms)]
+    a.unnamed = next((s for s in salient_absent if sum(c.isupper() or c.isdigit() for c in s) >= 2), "")  # an acronym or code
     claim_tokens = {w.lower() for w in _WORD.findall(claim)}
     rivals = [s for s in _salient(a.sentence) if s.lower() not in claim_tokens and not _name_present(s, claim.lower(), words, {})]
     f = a.features
@@ -438,7 +444,8 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
     aligned_values = numbers.extract_values(a.sentence)
     matched = conflict = absent = soft = 0
     for value in claim_values:
-        if numbers.present(value, passage_values):
+        labelled = _under_label(claim, value, passage, passage_values)  # "type 2" is stated only as "type 2"
+        if numbers.present(value, labelled or passage_values):
             matched += 1
             continue
         if not a.unconfirmed and any(c.isdigit() for c in value.text):
@@ -447,7 +454,7 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
         rival = next(
             (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)),
             None,
-        ) or _labelled_rival(claim, value, passage, passage_values)
+        ) or next((e for e in labelled if e.value != value.value), None)
         if rival is not None:
             conflict += 1
             if not a.conflict and value.kind in _HARD_KINDS:
@@ -468,6 +475,7 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
         if _name_present(text, passage_lower, passage_words, acronyms):
             e_matched += 1
             continue
+        a.unnamed = a.unnamed or text
         group = _TYPE_GROUP.get(label, label)
         rival = next(
             (
@@ -569,10 +577,13 @@ def is_restatement(a: Alignment) -> bool:
 
 def _capped(a: Alignment, settings: Any) -> bool:
     """Whether the claim is at most UNCERTAIN: a number of it is nowhere in the evidence
-    (settings.numbers_must_appear), or it restates the aligned sentence closely but with a name that
-    is nowhere in the evidence where the sentence has another (a swapped name the spaCy model did
-    not type). Absence lowers support; only a conflicting value contradicts."""
+    (settings.numbers_must_appear), a name of it is nowhere in the evidence (settings.names_must_appear,
+    off by default), or it restates the aligned sentence closely but with a name that is nowhere in
+    the evidence where the sentence has another (a swapped name the spaCy model did not type).
+    Absence lowers support; only a conflicting value contradicts."""
     if a.unconfirmed and getattr(settings, "numbers_must_appear", True):
+        return True
+    if a.features.get("salient_absent") and getattr(settings, "names_must_appear", False):
         return True
     return bool(a.features.get("salient_conflict")) and a.features.get("coverage", 0.0) >= NAME_SWAP_MIN_COVERAGE
 
@@ -626,7 +637,8 @@ def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any, 
         else:
             label = Label.UNSUPPORTED
         conflict = conflict if label is Label.CONTRADICTED else ""
-        out.append(PairScore(label, p, conflict, a.sentence, a.evidence_index, method))
+        unstated = (a.unconfirmed or a.unnamed) if label in (Label.UNCERTAIN, Label.UNSUPPORTED) else ""
+        out.append(PairScore(label, p, conflict, a.sentence, a.evidence_index, method, unstated))
     return out
 
 

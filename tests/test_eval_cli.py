@@ -96,7 +96,9 @@ def test_perturb_write_then_from(shared_data, settings, tmp_path):
     result = invoke(settings, "perturb", "--from", str(saved), "--methods", "cosine", "--json")
     out = json.loads(result.stdout)
     assert out["pairs"] == len(lines) and set(out["methods"]) == {"cosine"}
-    assert {"perturbed_supported", "original_supported"} <= set(out["methods"]["cosine"])
+    assert {"perturbed_supported", "original_supported", "checkable_perturbed_supported",
+            "checkable_original_supported"} <= set(out["methods"]["cosine"])
+    assert 0 <= out["checkable"]["perturbed"] <= out["pairs"] and 0 < out["kept_bound"]["best_kept"] <= 1
     neither = CliRunner().invoke(eval_group, ["perturb"], obj={"settings": settings})
     assert neither.exit_code == 2 and "--from FILE" in neither.output
 

@@ -220,6 +220,46 @@ def test_perturbation_set_pairs_and_jsonl_round_trip(shared_data, tmp_path):
     assert set(line) >= {"claim", "evidence", "label", "perturbation"} and line["label"] == "refuted"
 
 
+def test_changed_span_known_values():
+    assert ev.changed_span("Sea level rose 20 cm by 2018.", "Sea level rose 40 cm by 2018.") == ("20", "40")
+    assert ev.changed_span("The IPCC said so in 2007.", "The World Bank said so in 2007.") == ("IPCC", "World Bank")
+    assert ev.changed_span("The dose was 2,500 mg.", "The dose was 5,000 mg.") == ("2,500", "5,000")
+    assert ev.changed_span("same text", "same text") == ("", "")
+
+
+def test_is_stated_normalises_numbers_and_names():
+    evidence = ["Emissions rose by 3,500,000 tonnes in 2018.", "The Intergovernmental Panel on Climate Change (IPCC) agreed."]
+    assert ev.is_stated("3.5 million", evidence) and ev.is_stated("2018", evidence)
+    assert not ev.is_stated("2019", evidence)
+    assert ev.is_stated("IPCC", evidence) and ev.is_stated("Intergovernmental Panel on Climate Change", evidence)
+    assert not ev.is_stated("World Bank", evidence)
+
+
+def _pair(claim, label, original="", evidence=("In 2018 the IPCC reported a 20% rise.",), kind="none", id=""):
+    return ev.Pair(claim, evidence, label, id=id or claim, perturbation=kind, original_claim=original or claim)
+
+
+def test_checkable_and_kept_bound_known_values():
+    a = "The IPCC reported a 20% rise in 2018."  # its change replaces a stated year: checkable
+    b = "Sales rose 20% in 2001."                # its change replaces 2001, which the evidence never states
+    c = "Prices fell 5% in 1999."                # two changes of unstated numbers
+    pairs = [
+        _pair(a, "supported"), _pair("The IPCC reported a 20% rise in 2019.", "refuted", a, kind="number"),
+        _pair(b, "supported"), _pair("Sales rose 20% in 2003.", "refuted", b, kind="number"),
+        _pair(c, "supported"), _pair("Prices fell 5% in 1997.", "refuted", c, kind="number", id="c1"),
+        _pair("Prices fell 7% in 1999.", "refuted", c, kind="number", id="c2"),
+    ]
+    decidable = ev.checkable(pairs)
+    assert decidable[a] and decidable["The IPCC reported a 20% rise in 2019."]
+    assert not decidable[b] and not decidable[c] and not decidable["c1"]
+    # 3 blind changes of 4; passing 5% of 4 allows none through, so b and c must both go: 1/3 kept at most
+    bound = ev.kept_bound(pairs)
+    assert bound == {"passed": 0.05, "unstated_number_changes": 3, "changes": 4, "best_kept": round(1 / 3, 4)}
+    # allowing 25% (one change) through, rejecting c (two blind changes) is enough
+    assert ev.kept_bound(pairs, passed=0.25)["best_kept"] == round(2 / 3, 4)
+    assert ev.kept_bound(pairs[:1]) is None
+
+
 # ------------------------------------------------------------------------------------- runners
 
 

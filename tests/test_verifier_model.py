@@ -125,3 +125,13 @@ def test_temperature_fit_recovers_a_known_temperature():
     true_logits = rng.normal(size=(4000, 3)) * 2
     y = np.array([rng.choice(3, p=p) for p in verifier_model.softmax(true_logits)])
     assert train_verifier.fit_temperature(true_logits * 3, y) == pytest.approx(3.0, abs=0.4)
+
+
+def test_binary_figures_known_values():
+    # 3 true claims (2 labelled SUPPORTED), 2 false ones (1 labelled SUPPORTED)
+    y = np.array([1, 1, 1, 0, 0])
+    out = train_verifier.binary(y, np.array([True, True, False, True, False]), np.array([0.9, 0.8, 0.3, 0.7, 0.1]))
+    assert out["true_kept_supported"] == round(2 / 3, 3) and out["false_labelled_supported"] == 0.5
+    assert out["balanced_accuracy"] == round((2 / 3 + 0.5) / 2, 3)
+    assert out["precision_supported"] == round(2 / 3, 3)
+    assert out["auc"] == round(5 / 6, 3)  # of 6 (true, false) pairs, only (0.3, 0.7) is misordered

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from adapters.render import footnote
 from pipeline import verify
 from pipeline.claims import extract_claims
-from pipeline.types import Evidence, Label
+from pipeline.correct import correction_request
+from pipeline.types import Claim, Evidence, Label
 from tests.fakes.openai_server import FakeOpenAI
 
 KB = Evidence(
@@ -192,6 +194,36 @@ def test_a_number_the_evidence_nowhere_states_is_at_most_uncertain(settings, emb
     assert lenient.label is not Label.CONTRADICTED and lenient.confidence >= capped.confidence
 
 
+def test_a_flag_names_what_the_sources_never_state(settings, embedder):
+    text = "Einstein was born in Ulm in 1879."
+    evidence = [Evidence(text="Einstein came into the world in Ulm, a city in the Kingdom of Württemberg.", title="Einstein")]
+    (v,) = verify.verify_claims([Claim(text, 0, len(text))], [evidence], method="default", embedder=embedder, settings=settings)
+    assert (v.label, v.unstated, v.conflict) == (Label.UNCERTAIN, "1879", "")
+    assert footnote(v).startswith('uncertain: the sources never state 1879 — "Einstein came into the world')
+    assert f'- "{text}" (uncertain; the sources never state 1879)' in correction_request(text, [v])
+    (ok,) = verify.verify_claims([Claim("Einstein was born in Ulm.", 0, 25)], [evidence], method="default",
+                                 embedder=embedder, settings=settings)
+    assert ok.label is Label.SUPPORTED and ok.unstated == ""
+
+
+def test_names_must_appear_caps_a_name_the_evidence_never_mentions(settings, embedder):
+    evidence = [["Since 2015 the Paris Agreement has aimed to keep warming well below 2 °C."]] * 2
+    claims = ["Since 2015 the Paris Agreement has aimed to keep warming well below 2 °C, the WMO said.",
+              "Since 2015 the Paris Agreement has aimed to keep warming well below 2 °C."]
+    strict = settings.replace(names_must_appear=True)
+    attributed, plain = verify.score_pairs(claims, evidence, method="default", embedder=embedder, settings=strict)
+    assert (attributed.label, attributed.conflict, attributed.unstated) == (Label.UNCERTAIN, "", "WMO")
+    assert plain.label is Label.SUPPORTED  # every name of it is in the evidence
+    (lenient,) = verify.score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=settings)
+    assert lenient.label is Label.SUPPORTED  # off by default: an attribution alone does not flag a claim
+
+
+def test_a_formula_matches_its_wikipedia_rendering():
+    passage = "The oceans release large quantities of CO 2 into the atmosphere."
+    assert verify._name_present("CO2", passage.lower(), verify._content(passage), {})
+    assert not verify._name_present("NO2", passage.lower(), verify._content(passage), {})
+
+
 @pytest.mark.parametrize(
     ("claim", "evidence", "quoted"),
     [
@@ -199,6 +231,8 @@ def test_a_number_the_evidence_nowhere_states_is_at_most_uncertain(settings, emb
          "We identified two variants at chromosome 6q21 associated with second cancers after radiation therapy.", "6q21"),
         ("The drug acts by inhibiting receptor-interacting protein kinase 2 activity in epithelial cells.",
          "The drug acts by inhibiting receptor-interacting protein kinase 1 (RIPK1) activity in epithelial cells.", "1"),
+        ("Type 2 diabetes is associated with variants in the interleukin 2 receptor gene.",  # "2" elsewhere is no match
+         "Type 1 diabetes is associated with variants in the interleukin 2 receptor gene.", "1"),
     ],
 )
 def test_a_code_or_labelled_number_of_the_same_shape_is_a_conflict(claim, evidence, quoted, settings, embedder):
@@ -215,7 +249,7 @@ def test_code_and_label_rivals_known_values():
     claim = "Patients with type 2 diabetes were enrolled."
     (value,) = numbers.extract_values(claim)
     assert verify._label_before(claim, value) == "type"
-    evidence = "Patients with type 1 diabetes were enrolled in 2019."
-    assert verify._labelled_rival(claim, value, evidence, numbers.extract_values(evidence)).text == "1"
-    assert verify._labelled_rival("In 2 patients it failed.", numbers.extract_values("In 2 patients it failed.")[0],
-                                  "In 5 patients it failed.", numbers.extract_values("In 5 patients it failed.")) is None
+    evidence = "Patients with type 1 diabetes and interleukin 2 were enrolled in 2019."
+    assert [e.text for e in verify._under_label(claim, value, evidence, numbers.extract_values(evidence))] == ["1"]
+    assert verify._under_label("In 2 patients it failed.", numbers.extract_values("In 2 patients it failed.")[0],
+                               "In 5 patients it failed.", numbers.extract_values("In 5 patients it failed.")) == []
