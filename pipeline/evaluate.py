@@ -10,11 +10,13 @@ plots are drawn from.
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import math
 import random
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -675,8 +677,6 @@ _TOKEN = re.compile(r"\w+(?:[.,]\d+)*%?|[^\w\s]")
 def changed_span(original: str, claim: str) -> tuple[str, str]:
     """What `claim` changed in `original`: (the original's words it replaced, the words that replaced
     them), each joined by single spaces; ('', '') when the two are the same."""
-    import difflib
-
     a, b = _TOKEN.findall(original), _TOKEN.findall(claim)
     old: list[str] = []
     new: list[str] = []
@@ -728,13 +728,11 @@ def kept_bound(pairs: Sequence[Pair], passed: float = 0.05) -> dict[str, Any] | 
     the source says neither). Each such number change passes exactly when its original is kept, so
     all but `passed` of them need their original rejected; the fewest originals that covers, rejecting
     those with the most such changes first, bounds what can be kept. None without originals."""
-    from collections import Counter
-
     originals = {p.claim for p in pairs if p.label == "supported"}
     changes = [p for p in pairs if p.label == "refuted"]
     if not originals or not changes:
         return None
-    blind = Counter()
+    blind: Counter[str] = Counter()
     for p in changes:
         if p.perturbation in ("number", "date") and p.original_claim in originals:
             old, new = changed_span(p.original_claim, p.claim)
