@@ -770,7 +770,7 @@ def run_perturb(pairs: Sequence[Pair], verifiers: Mapping[str, Verifier]) -> tup
         by_kind = {}
         for kind in sorted({r["perturbation"] for r in mine if r["gold"] == "refuted"}):
             hits = [r["label"] == Label.SUPPORTED.value for r in mine if r["perturbation"] == kind and r["gold"] == "refuted"]
-            by_kind[kind] = round(sum(hits) / len(hits), 4)
+            by_kind[kind] = _share(hits)
         methods[m] = {
             "perturbed_supported": _share(changed),
             "original_supported": _share(originals),
