@@ -31,6 +31,7 @@ def answer_to_json(answer: Answer) -> dict[str, Any]:
                            if v.evidence else None),
                 "conflict": v.conflict,
                 "unstated": v.unstated,
+                "reason": v.reason,
                 "checked_against": list(v.checked_against),
             }
             for v in answer.verdicts

@@ -24,7 +24,7 @@ import discord
 from discord import app_commands
 
 from adapters.core import Core
-from adapters.render import annotate, split_text, summary_line
+from adapters.render import annotate, split_text, summary_line, timings_line
 from pipeline.types import Answer, Label, Question
 
 log = logging.getLogger(__name__)
@@ -80,6 +80,12 @@ def safe_url(url: str) -> str:
     return quote(url, safe=":/?#@!$&'*+,;=%~-._[]")
 
 
+def inline_link(url: str, words: str) -> str:
+    """A link in answer text: "words (<url>)"; the angle brackets keep Discord from embedding it."""
+    link = safe_url(url)
+    return f"{neutralise(words)} (<{link}>)" if link else neutralise(words)
+
+
 def source_line(number: int, title: str, url: str, path: str) -> str:
     """"**[1]** [Title](url)" when there is a web link, else "**[1]** Title — path"."""
     title = neutralise((title or "source").replace("[", "(").replace("]", ")").replace("\n", " "))[:200]
@@ -103,12 +109,13 @@ def verification_colour(answer: Answer) -> discord.Colour:
     return discord.Colour.green()
 
 
-def sources_embed(answer: Answer) -> discord.Embed:
-    """Sources with links in the description, the verification summary in the footer, within
-    Discord's limits (description 4096, footer 2048, 6000 in all); sources that do not fit are
-    counted ("… and 3 more")."""
+def sources_embed(answer: Answer, show_timings: bool = False) -> discord.Embed:
+    """Sources with links in the description, the verification summary (and with `show_timings`
+    the timings) in the footer, within Discord's limits (description 4096, footer 2048, 6000 in
+    all); sources that do not fit are counted ("… and 3 more")."""
     title = "Sources" if answer.sources else ""
-    footer = neutralise(summary_line(answer))[:EMBED_FOOTER_LIMIT]
+    summary = summary_line(answer) + (" · " + timings_line(answer) if show_timings and answer.timings else "")
+    footer = neutralise(summary)[:EMBED_FOOTER_LIMIT]
     room = min(EMBED_DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - len(title) - len(footer))
     lines = [source_line(s.id, s.title, s.url, s.path) for s in answer.sources]
     kept: list[str] = []
@@ -127,16 +134,16 @@ def sources_embed(answer: Answer) -> discord.Embed:
 def answer_text(answer: Answer) -> str:
     """The message text: the answer with inline flags, one footnote per flag, then any notes.
     (`answer.text` is user-facing even when `answer.error` is set; the error is for the log.)"""
-    body, footnotes = annotate(answer, escape=neutralise)
+    body, footnotes = annotate(answer, escape=neutralise, link=inline_link, web_only=True)
     parts = [body.strip(), "\n".join(footnotes), "\n".join(f"*Note: {neutralise(n)}*" for n in answer.notes)]
     return "\n\n".join(p for p in parts if p)
 
 
-def render_answer(answer: Answer) -> list[Post]:
+def render_answer(answer: Answer, show_timings: bool = False) -> list[Post]:
     """The answer as Discord messages: text split at sentence boundaries into ≤ 2000-character
     messages; the last one carries the sources embed and the verification summary."""
     pieces = split_text(answer_text(answer), MESSAGE_LIMIT) or ["(no answer text)"]
-    return [Post(p) for p in pieces[:-1]] + [Post(pieces[-1], sources_embed(answer))]
+    return [Post(p) for p in pieces[:-1]] + [Post(pieces[-1], sources_embed(answer, show_timings))]
 
 
 def question_text(content: str, bot_id: int) -> str:
@@ -249,7 +256,8 @@ class RavbotClient(discord.AutoShardedClient):
             async with progress(where):
                 answer = await self.core.ask_async(question)
             in_place = where is message.channel
-            sent = await post_answer(where, answer, reference=message if in_place else None)
+            sent = await post_answer(where, answer, reference=message if in_place else None,
+                                     show_timings=bool(self.settings.show_timings))
             await self.remember(sent, where, question, answer)
         except Exception:
             log.exception("answering Discord message %s failed", message.id)
@@ -275,16 +283,17 @@ class RavbotClient(discord.AutoShardedClient):
         await self.vote(payload, vote_value(payload.emoji))
 
     async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
-        if vote_value(payload.emoji) is not None:
-            await self.vote(payload, None)
+        if (removed := vote_value(payload.emoji)) is not None:
+            await self.vote(payload, None, removed)
 
-    async def vote(self, payload: discord.RawReactionActionEvent, value: int | None) -> None:
+    async def vote(self, payload: discord.RawReactionActionEvent, value: int | None, removed: int | None = None) -> None:
         if self.user is None or payload.user_id == self.user.id:
             return
         if payload.event_type == "REACTION_ADD" and value is None:
             return
         try:
-            await asyncio.to_thread(self.core.vote, "discord", str(payload.message_id), str(payload.user_id), value)
+            await asyncio.to_thread(self.core.vote, "discord", str(payload.message_id), str(payload.user_id), value,
+                                    removed=removed)
         except Exception:
             log.exception("recording a vote on message %s failed", payload.message_id)
 
@@ -321,9 +330,10 @@ async def progress(channel: Any) -> AsyncIterator[None]:
             await typing.__aexit__(None, None, None)
 
 
-async def post_answer(where: Any, answer: Answer, reference: discord.Message | None = None) -> list[discord.Message]:
+async def post_answer(where: Any, answer: Answer, reference: discord.Message | None = None,
+                      show_timings: bool = False) -> list[discord.Message]:
     sent = []
-    for i, post in enumerate(render_answer(answer)):
+    for i, post in enumerate(render_answer(answer, show_timings)):
         kwargs: dict[str, Any] = {"allowed_mentions": NO_MENTIONS}
         if post.embed is not None:
             kwargs["embed"] = post.embed
@@ -362,7 +372,7 @@ def slash_commands() -> list[app_commands.Command[Any, Any, Any] | app_commands.
             return
         answer = await client.core.ask_async(q)
         sent = []
-        for post in render_answer(answer):
+        for post in render_answer(answer, bool(client.settings.show_timings)):
             kwargs: dict[str, Any] = {"embed": post.embed} if post.embed is not None else {}
             sent.append(await interaction.followup.send(post.content, allowed_mentions=NO_MENTIONS, wait=True, **kwargs))
         await asyncio.to_thread(client.core.record_answer, "discord", str(interaction.channel_id or ""),
@@ -428,15 +438,27 @@ async def tell_later(interaction: discord.Interaction, text: str) -> None:
         await send_quietly(interaction.user, text)
 
 
+def unknown_command(error: app_commands.CommandNotFound) -> str:
+    """The reply to a slash command ravbot does not have (e.g. still registered from an older version)."""
+    name = " ".join([*error.parents, error.name])
+    return (f"Unknown command `/{neutralise(name)}`. ravbot's commands: `/ask question:` and "
+            "`/ravbot reindex`, `/ravbot status`, `/ravbot stats`.")
+
+
 async def on_command_error(interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
     """Any failure in a slash command becomes a short ephemeral reply, never silence."""
-    log.error("Discord command %s failed", interaction.command and interaction.command.qualified_name,
-              exc_info=error)
+    if isinstance(error, app_commands.CommandNotFound):
+        log.warning("Discord sent an unknown command /%s", " ".join([*error.parents, error.name]))
+        text = unknown_command(error)
+    else:
+        log.error("Discord command %s failed", interaction.command and interaction.command.qualified_name,
+                  exc_info=error)
+        text = SORRY
     try:
         if interaction.response.is_done():
-            await interaction.followup.send(SORRY, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
         else:
-            await interaction.response.send_message(SORRY, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
     except discord.HTTPException:
         log.exception("could not report the failure to the user")
 

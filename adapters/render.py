@@ -17,11 +17,38 @@ def marker(n: int, label: Label) -> str:
     return FLAGS[label] + str(n).translate(_SUPERSCRIPT)
 
 
-def annotate(answer: Answer, escape: Callable[[str], str] = lambda s: s) -> tuple[str, list[str]]:
+_MD_LINK = re.compile(r"\[([^\]\n]+)\]\(\s*<?([^)\s>]+)>?\s*\)")
+_WEB_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>|]+$", re.IGNORECASE)
+
+
+def plain_link(url: str, text: str) -> str:
+    """The terminal's form of a link: "text (url)", or the text alone when it is the address."""
+    return text if text in (url, url.removeprefix("mailto:")) else f"{text} ({url})"
+
+
+def links(text: str, escape: Callable[[str], str] = lambda s: s,
+          link: Callable[[str, str], str] = plain_link, web_only: bool = False) -> str:
+    """`text` with each Markdown link `[words](url)` given as `link(url, words)` and everything else
+    escaped. With `web_only`, a link that is not http(s)/mailto (a file path) keeps only its words."""
+    out, pos = [], 0
+    for match in _MD_LINK.finditer(text):
+        words, url = match.group(1), match.group(2)
+        out.append(escape(text[pos:match.start()]))
+        out.append(link(url, words) if _WEB_URL.match(url) or not web_only else escape(words))
+        pos = match.end()
+    out.append(escape(text[pos:]))
+    return "".join(out)
+
+
+def annotate(answer: Answer, escape: Callable[[str], str] = lambda s: s,
+             link: Callable[[str, str], str] | None = None, web_only: bool = False) -> tuple[str, list[str]]:
     """The answer text with a flag after each flagged claim, and one footnote per flag.
 
-    `escape` is applied to generated text (answer and evidence) but not to the flags themselves.
-    """
+    `escape` is applied to generated text (answer and evidence) but not to the flags themselves;
+    with `link`, Markdown links in it are written as `link(url, words)` (see `links`)."""
+    if link is not None:
+        plain = escape
+        escape = lambda s: links(s, plain, link, web_only)  # noqa: E731
     text, pieces, notes, pos = answer.text, [], [], 0
     flagged = sorted((v for v in answer.verdicts if v.flagged), key=lambda v: v.claim.end)
     for n, verdict in enumerate(flagged, start=1):
@@ -37,7 +64,9 @@ def annotate(answer: Answer, escape: Callable[[str], str] = lambda s: s) -> tupl
 def footnote(verdict: Verdict, escape: Callable[[str], str] = lambda s: s) -> str:
     """"contradicted: source says 2018 — "…evidence…" (Title, link)"."""
     words = _LABEL_WORDS[verdict.label]
-    if verdict.conflict:
+    if verdict.reason:
+        words += f": {escape(verdict.reason)}"
+    elif verdict.conflict:
         words += f": source says {escape(verdict.conflict)}"
     elif verdict.unstated:
         words += f": the sources never state {escape(verdict.unstated)}"
@@ -94,8 +123,8 @@ def source_lines(answer: Answer, link: Callable[[str, str], str] | None = None) 
 
 
 def to_text(answer: Answer) -> str:
-    """The whole answer as plain text (terminal, fallbacks)."""
-    body, notes = annotate(answer)
+    """The whole answer as plain text (terminal, fallbacks); links as "text (url)"."""
+    body, notes = annotate(answer, link=plain_link)
     parts = [body]
     if notes:
         parts.append("\n".join(notes))

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -119,16 +120,18 @@ def error_message(error_id: str) -> str:
     return f"Sorry, something went wrong while answering. (error id `{escape(error_id)}`)"
 
 
-def render_answer(answer: Answer, error_id: str = "") -> tuple[list[dict[str, Any]], str]:
-    """Block Kit blocks and the plain-text fallback for `answer`; all generated text is escaped.
+def render_answer(answer: Answer, error_id: str = "", show_timings: bool = False) -> tuple[list[dict[str, Any]], str]:
+    """Block Kit blocks and the plain-text fallback for `answer`; all generated text is escaped and
+    its Markdown links written as `<url|text>`.
 
     Layout: answer text with inline flags, footnotes, notes, sources, then one context block
-    with the verification summary and timings. At most 50 blocks, 3000 chars per section.
+    with the verification summary (and the timings with `show_timings`). At most 50 blocks,
+    3000 chars per section.
     """
     if answer.error:  # the core's own apology (with its error id) when it wrote one, else ours
         body, footnotes = escape(answer.text) if answer.text else error_message(error_id), []
     else:
-        body, footnotes = annotate(answer, escape)
+        body, footnotes = annotate(answer, escape, link=slack_link, web_only=True)
     parts = [body]
     if footnotes:
         parts.append("\n".join(footnotes))
@@ -143,7 +146,7 @@ def render_answer(answer: Answer, error_id: str = "") -> tuple[list[dict[str, An
         sections.extend(_sections(part))
     if len(sections) > BLOCK_LIMIT - 1:
         sections = sections[: BLOCK_LIMIT - 2] + [_section("_…answer shortened to fit in one Slack message._")]
-    context = " · ".join(x for x in (escape(summary_line(answer)), escape(timings_line(answer))) if x)
+    context = " · ".join(x for x in (escape(summary_line(answer)), escape(timings_line(answer)) if show_timings else "") if x)
     blocks = sections + [
         {"type": "context", "elements": [{"type": "mrkdwn", "text": context[:SECTION_LIMIT], "verbatim": True}]}
     ]
@@ -184,6 +187,20 @@ def make_client(settings: Any) -> AsyncWebClient:
             AsyncServerErrorRetryHandler(max_retry_count=3),
         ],
     )
+
+
+class _DropFalseTokenWarning(logging.Filter):
+    """Bolt reads SLACK_BOT_TOKEN from the environment itself when `token` is not given, then warns
+    "As you gave `client` as well, `token` will be unused" on every start of a normal deployment.
+    The client ravbot gives it carries that same token (from settings), so the warning is false:
+    drop exactly that message, nothing else Bolt says."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+bolt_log = logging.getLogger(f"{__name__}.bolt")  # what Bolt itself logs
+bolt_log.addFilter(_DropFalseTokenWarning())
 
 
 class _Seen:
@@ -229,7 +246,7 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
         signing_secret=settings.slack_signing_secret,
         request_verification_enabled=True,
         name="ravbot",
-        logger=log,
+        logger=bolt_log,
     )
     seen = _Seen()
     allow_bots = bool(getattr(settings, "slack_allow_bots", False))
@@ -261,7 +278,7 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
         if answer.error and not error_id:
             error_id = uuid.uuid4().hex[:8]
             log.error("slack: no answer for a question (error id %s): %s", error_id, answer.error[:300])
-        blocks, text = render_answer(answer, error_id)
+        blocks, text = render_answer(answer, error_id, settings.show_timings)
         try:
             ts = await post(channel, thread_ts, blocks, text)
         except Exception:
@@ -296,7 +313,7 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
         except SlackApiError as e:
             log.warning("slack: cannot post in %s (%s); answering privately", channel, e.response.get("error"))
             answer = await core.ask_async(question)
-            blocks, fallback = render_answer(answer, uuid.uuid4().hex[:8])
+            blocks, fallback = render_answer(answer, uuid.uuid4().hex[:8], settings.show_timings)
             await respond(blocks=blocks, text=fallback, response_type="ephemeral")
             return
         question = Question(text=text, asker=user, platform=PLATFORM, channel=channel, thread=parent)
@@ -341,14 +358,16 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
             return  # not a message of ours
         if event.get("user") == context.get("bot_user_id"):
             return
-        await asyncio.to_thread(core.vote, PLATFORM, str(item["ts"]), str(event["user"]), value_if_vote(value))
+        added = value_if_vote(value)
+        await asyncio.to_thread(core.vote, PLATFORM, str(item["ts"]), str(event["user"]), added,
+                                removed=None if added is not None else value)
 
     @app.event("reaction_added")
     async def on_reaction_added(event: dict, context: dict) -> None:
         await on_reaction(event, context, lambda v: v)
 
     @app.event("reaction_removed")
-    async def on_reaction_removed(event: dict, context: dict) -> None:
+    async def on_reaction_removed(event: dict, context: dict) -> None:  # the other held reaction stays the vote
         await on_reaction(event, context, lambda v: None)
 
     # --- admin ---------------------------------------------------------------------------

@@ -11,11 +11,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.feedback import FeedbackStore, format_stats
-from bot.scheduler import Reindexer
+from bot.scheduler import Reindexer, progress_line
 
 HELP = """ravbot admin commands:
 - `reindex [source]`: reindex one source now (all sources without a name); I report when it is done.
-- `status`: index size, model and store in use, last and next reindex runs.
+- `status`: index size, model and store in use, last and next reindex runs, progress of a running one.
 - `stats [days]`: answers, votes, helpful rate, 👎 answers, flagged claims, "I don't know" rate, top sources.
 - `help`: this list."""
 
@@ -95,9 +95,10 @@ def format_status(status_info: Callable[[], dict[str, Any]], reindex: dict[str, 
     lines = [index, f"Reindex scheduler: {reindex['scheduler']}."]
     for name, s in reindex["sources"].items():
         parts = [f"`{name}` ({s['schedule']})"]
-        if s["running"]:
-            parts.append(f"running now ({s['running']})")
         last = s["last_run"]
+        if s["running"]:
+            building = f": {progress_line(last)}" if last and last["status"] == "running" else ""
+            parts.append(f"running now ({s['running']}){building}")
         if last:
             when = _when(last["finished_at"] or last["started_at"])
             if last["status"] == "ok":
@@ -105,7 +106,7 @@ def format_status(status_info: Callable[[], dict[str, Any]], reindex: dict[str, 
                              f"{last['removed']} removed, {last['failed']} failed")
             elif last["status"] == "running":
                 if not s["running"]:
-                    parts.append(f"running in another process since {when}")
+                    parts.append(f"running in another process since {when}: {progress_line(last)}")
             else:
                 parts.append(f"last run {last['status']} {when}: {last['error']}")
         else:

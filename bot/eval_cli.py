@@ -289,3 +289,88 @@ def golden_cmd(ctx, golden_file, k, no_answers, as_json) -> None:
     text += f"\n\nRecall@{kk}: {_fmt(summary[f'recall@{kk}'])}   I-don't-know rate (answer exists): {_fmt(summary['idk_rate'])}"
     _emit(summary, as_json, text)
 
+
+
+_CHECK_COLUMNS = (  # (header, figure key) of the `eval check` table
+    ("n", None), ("faith.claims flagged", "faithful_claims_flagged"), ("faith.answers flagged", "faithful_answers_flagged"),
+    ("good flagged", "good_sentence_flagged"), ("bad flagged", "bad_flagged"), ("CONTRA", "bad_contradicted"),
+    ("never checked", "bad_never_checked"), ("bad SUP", "bad_supported"), ("other flagged", "other_claims_flagged"),
+    ("clean", "clean_catches"), ("value in conflict", "true_value_in_conflict"),
+    ("value in footnote", "true_value_in_footnote"), ("corrected", "correction_success"),
+)
+
+
+def _kn(figure: dict | None) -> str:
+    if not figure or figure.get("n") is None:
+        return "–"
+    return f"{figure['k']}/{figure['n']}" + (f" {figure['share']:.0%}" if figure["n"] else "")
+
+
+def check_table(summary: dict) -> str:
+    """The `eval check` summary as text: one row per error type and method, then refusals and timings."""
+    methods = summary["methods"]
+    kinds = list(dict.fromkeys(t for m in methods.values() for t in m["by_type"])) + ["overall"]
+    rows = []
+    for kind in kinds:
+        for name, m in methods.items():
+            figures = m["overall"] if kind == "overall" else m["by_type"].get(kind)
+            if figures:
+                rows.append((f"{kind} {name}", figures["cases"], *(_kn(figures.get(key)) for _, key in _CHECK_COLUMNS[1:])))
+    out = [table(rows, ["type method", *(h for h, _ in _CHECK_COLUMNS)])]
+    out.append("\n" + table([(name, _kn(m["out_of_scope_refused_before_llm"]), _kn(m["out_of_scope_refused"]),
+                               _kn(m["overall"]["in_scope_refused"]), m["seconds_per_question_p50"],
+                               m["verify_ms_per_claim_p50"], m["claims_per_answer_mean"])
+                              for name, m in methods.items()],
+                             ["method", "out-of-scope refused before LLM", "out-of-scope refused", "in-scope refused",
+                              "s/question p50", "verify ms/claim p50", "claims/answer"]))
+    out.append(f"\n{summary['corpus']}: {summary['in_scope']} in-scope cases, {summary['out_of_scope']} out-of-scope; "
+               "claims are the drafts' (first verification); 'corrected' = one correction round.")
+    return "\n".join(out)
+
+
+def extractive_table(summary: dict) -> str:
+    keys = ("value_found", "fragment", "duplicate", "template", "markdown_link", "out_of_scope_refused", "in_scope_refused")
+    row = (Path(summary["corpus"]).name, *(_kn(summary[k]) for k in keys), summary["seconds_p50"])
+    return table([row], ["corpus", "number/name answer has value", "with fragment", "with duplicate",
+                         "with template syntax", "with raw Markdown link", "out-of-scope refused",
+                         "in-scope refused", "answer s p50"])
+
+
+@eval_group.command("check")
+@click.option("--cases", "cases_file", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="JSONL of answer-check cases (format: README, Evaluation).")
+@click.option("--corpus", required=True, type=click.Path(exists=True, file_okay=False),
+              help="Folder of the documents the cases are about (indexed as the only source).")
+@click.option("--methods", default="cosine,default", show_default=True)
+@click.option("--limit", type=int, default=None, help="At most this many cases per error type (and out-of-scope).")
+@click.option("--extractive", is_flag=True, help="No LLM: check the extractive answers (values, fragments, duplicates, markup).")
+@click.option("--dump", "dump_file", type=click.Path(dir_okay=False), default=None,
+              help="Write one JSON line per question asked (claims, labels, conflicts, sentences).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def check_cmd(ctx, cases_file, corpus, methods, limit, extractive, dump_file, as_json) -> None:
+    """Does the verifier flag the one wrong sentence of an answer and leave the right ones alone?"""
+    from lab import check
+
+    settings = _settings(ctx)
+    names = _names(methods, ev.METHODS, "method")
+    cases = check.limit_cases(check.load_cases(cases_file), limit)
+    out = Path(dump_file).open("w", encoding="utf-8") if dump_file else None
+
+    def dump(record: dict) -> None:
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.flush()
+
+    def say(message: str) -> None:
+        click.echo(message, err=True)
+
+    try:
+        if extractive:
+            summary = check.run_extractive(cases, corpus, settings, progress=say, dump=dump if out else None)
+            _emit(summary, as_json, extractive_table(summary))
+        else:
+            summary = check.run_check(cases, corpus, names, settings, progress=say, dump=dump if out else None)
+            _emit(summary, as_json, check_table(summary))
+    finally:
+        if out:
+            out.close()

@@ -5,10 +5,12 @@ The file is plain SQLite (WAL mode), so any SQLite tool can browse it, e.g.
 
 - `answers`: one row per posted answer, keyed by (platform, message_id).
 - `votes`: one row per user per answer, keyed by (platform, message_id, user). `value` is +1/-1, or
-  NULL once the vote was retracted (the row is kept so a late, older event cannot bring it back).
+  NULL once the vote was retracted; `up`/`down` say which reactions the user holds, so removing one
+  of two leaves the other as the vote (the row is kept so a late, older event cannot bring it back).
   A vote that arrives before its answer is recorded (the reaction raced the database write) is
   kept and counts as soon as the answer row exists; such orphans older than a day are pruned.
-- `index_runs`: start, end, counts and error of every reindex run.
+- `index_runs`: start, end, counts and error of every reindex run, and the progress of a running one
+  (`done` of `total` documents, updated about once a second).
 
 Schema changes are sqlite-utils `Migrations`: add a new function at the end of `MIGRATIONS`,
 never edit an applied one. Writes use `BEGIN IMMEDIATE` and are retried while another process
@@ -65,6 +67,16 @@ def m002_index_runs_and_claim_counts(db: sqlite_utils.Database) -> None:
     db["answers"].add_column("claims", int, not_null_default=0)
     db["answers"].add_column("error", str, not_null_default="")
     db.execute("update answers set claims = coalesce(json_array_length(verdicts), 0)")
+
+
+@MIGRATIONS()
+def m003_held_reactions_and_run_progress(db: sqlite_utils.Database) -> None:
+    db["votes"].add_column("up", int, not_null_default=0)  # the user holds a 👍 reaction now
+    db["votes"].add_column("down", int, not_null_default=0)  # ... a 👎 reaction
+    db.execute("update votes set up = (value = 1), down = (value = -1) where value is not null")
+    db["index_runs"].add_column("done", int, not_null_default=0)  # documents processed so far
+    db["index_runs"].add_column("total", int, not_null_default=0)  # documents in the source (0: not known yet)
+    db["index_runs"].add_column("progress_at", str, not_null_default="")
 
 
 def _migrate(db: sqlite_utils.Database) -> None:
@@ -184,23 +196,38 @@ class FeedbackStore:
         self._write(lambda db: db.execute(sql, list(row.values())))
 
     def vote(self, platform: str, message_id: str, user: str, value: int | None,
-             at: datetime | None = None) -> bool:
-        """Set `user`'s vote on an answer to +1 / -1, or retract it (None). Latest event wins: pass the
-        event's time as `at` so a late, older event (out of order) is ignored; repeating an event
-        changes nothing. Returns False when `message_id` is not (yet) a recorded answer; the vote is
-        kept anyway and counts once the answer is recorded."""
+             at: datetime | None = None, removed: int | None = None) -> bool:
+        """Record a reaction event as `user`'s vote on an answer. `value` +1 / -1: the user added 👍 / 👎,
+        which becomes their vote (the latest added wins). `value` None: a removal; with `removed` (+1 / -1,
+        which reaction went) a user still holding the other one keeps it as their vote; without it the
+        vote is retracted. Latest event wins: pass the event's time as `at` so a late, older event (out
+        of order) is ignored; repeating an event changes nothing. Returns False when `message_id` is not
+        (yet) a recorded answer; the vote is kept anyway and counts once the answer is recorded."""
         if value not in (1, -1, None):
             raise ValueError(f"vote value must be 1, -1 or None, not {value!r}")
+        if removed not in (1, -1, None) or (removed is not None and value is not None):
+            raise ValueError(f"removed must be 1 or -1 with value None, not removed={removed!r} value={value!r}")
         when = to_iso(at) if at else now_iso()
         key = [platform, str(message_id), user]
 
         def apply(db: sqlite_utils.Database) -> bool:
-            db.execute(
-                "insert into votes (platform, message_id, user, value, updated_at) values (?, ?, ?, ?, ?) "
-                "on conflict (platform, message_id, user) do update set value = excluded.value, "
-                "updated_at = excluded.updated_at where excluded.updated_at >= votes.updated_at",
-                [*key, value, when],
-            )
+            row = db.execute("select up, down, updated_at from votes where platform = ? and message_id = ? "
+                             "and user = ?", key).fetchone()
+            up, down = (row[0], row[1]) if row else (0, 0)
+            if row is None or when >= row[2]:
+                if value is not None:
+                    up, down, new = (1, down, 1) if value == 1 else (up, 1, -1)
+                elif removed is None:
+                    up, down, new = 0, 0, None
+                else:
+                    up, down = (0, down) if removed == 1 else (up, 0)
+                    new = -1 if down else 1 if up else None
+                db.execute(
+                    "insert into votes (platform, message_id, user, value, up, down, updated_at) "
+                    "values (?, ?, ?, ?, ?, ?, ?) on conflict (platform, message_id, user) do update set "
+                    "value = excluded.value, up = excluded.up, down = excluded.down, updated_at = excluded.updated_at",
+                    [*key, new, up, down, when],
+                )
             known = db.execute("select 1 from answers where platform = ? and message_id = ?", key[:2]).fetchone()
             if not known:  # reactions on messages that never become answers must not pile up
                 cutoff = to_iso(datetime.now(UTC) - timedelta(days=ORPHAN_VOTE_DAYS))
@@ -298,6 +325,17 @@ class FeedbackStore:
         self._write(lambda db: db.execute(
             "update index_runs set finished_at = ?, status = ?, added = ?, changed = ?, unchanged = ?, "
             "removed = ?, skipped = ?, failed = ?, error = ? where id = ?", values))
+
+    def run_progress(self, run_id: int, done: int, total: int) -> None:
+        """Record how far a running build is (`done` of `total` documents), for status and the Core."""
+        self._write(lambda db: db.execute(
+            "update index_runs set done = ?, total = ?, progress_at = ? where id = ?",
+            [int(done), int(total), now_iso(), run_id]))
+
+    def ever_indexed(self, source: str) -> bool:
+        """Whether a build of `source` ever finished (status ok)."""
+        return bool(self._read("select exists(select 1 from index_runs where source = ? and status = 'ok') as ok",
+                               [source])[0]["ok"])
 
     def interrupt_runs(self) -> int:
         """Mark runs still `running` as `interrupted` (their process died); call it only while no run can

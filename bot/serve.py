@@ -55,6 +55,10 @@ async def serve(settings: Settings, role: str = "all", stop: asyncio.Event | Non
             loop.add_signal_handler(sig, stop.set)
     if not chosen:
         log.warning(HOW_TO_CONFIGURE)
+    try:  # open the index once, before the first build and the first questions open it from their threads:
+        await asyncio.to_thread(app.parts.store.counts)  # on a fresh data dir two threads creating it race
+    except Exception as e:  # noqa: BLE001 - a store that is down is reported per question, never fatal here
+        log.warning("the index is not reachable at start: %s", e)
     app.reindexer.start()
     tasks = {asyncio.create_task(run(app, settings), name=name): name for name, run in chosen.items()}
     for name in tasks.values():

@@ -33,6 +33,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("reindex_interval_minutes", 60, "Scheduled reindex interval per source, in minutes (0 = no schedule)."),
     Setting("reindex_cron", "", "Cron expression for scheduled reindexing (overrides the interval), e.g. `0 3 * * *`."),
     Setting("log_level", "INFO", "Logging level."),
+    Setting("log_questions", False, "Include the question text in the one log line per question (off: platform, latency, verdict counts and source ids only)."),
     # --- ingestion and chunking
     Setting("chunk_size", 800, "Target chunk length in characters."),
     Setting("chunk_overlap", 120, "Characters of overlap between neighbouring chunks."),
@@ -46,7 +47,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("rrf_k", 60, "The k constant of reciprocal rank fusion."),
     Setting("rerank_weight", 0.5, "Built-in reranker: weight of the cosine score against BM25 (0..1)."),
     Setting("top_k", 5, "Chunks passed to generation."),
-    Setting("relevance_floor", 0.22, "Minimum cosine similarity of the best chunk; below it the answer is \"I don't have information...\"."),
+    Setting("relevance_floor", 0.4, "Minimum cosine similarity of the best chunk; below it the answer is \"I don't have information...\" (before any LLM call)."),
+    Setting("relevance_confident", 0.65, "Below this similarity of the best chunk, a question with a noun that no document contains is refused as out of scope."),
+    Setting("relevance_topical", 0.45, "Below this similarity of the best chunk, a question with a noun that none of the three best chunks contains is refused as out of scope."),
     Setting("store", "embedded", "Vector store: `embedded` (SQLite + numpy) or `weaviate`."),
     Setting("weaviate_url", "", "Weaviate HTTP URL, e.g. http://localhost:8080.", env="WEAVIATE_URL"),
     Setting("weaviate_grpc_port", 50051, "Weaviate gRPC port."),
@@ -71,6 +74,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("supported_threshold", 0.5, "`default` verifier: confidence at or above which a claim is SUPPORTED."),
     Setting("uncertain_threshold", 0.2, "`default` verifier: confidence at or above which an unsupported claim is UNCERTAIN rather than UNSUPPORTED."),
     Setting("numbers_must_appear", True, "`default` verifier: a claim with a number, date or percentage (in digits) that its evidence nowhere states is at most UNCERTAIN."),
+    Setting("details_must_appear", True, "`default` verifier: a claim that adds content no evidence passage states (a run of two or more content words, or three in all) is at most UNCERTAIN, and its footnote names the missing part."),
     Setting("names_must_appear", False, "`default` verifier: a claim naming something (a capitalised name, an acronym, a code) that its evidence nowhere mentions is at most UNCERTAIN. Stricter: see docs/verification.md."),
     Setting("cosine_supported", 0.65, "`cosine` verifier: max cosine for SUPPORTED."),
     Setting("cosine_uncertain", 0.45, "`cosine` verifier: max cosine for UNCERTAIN."),
@@ -79,7 +83,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("verifier_refutes", 0.5, "Verifier model: P(refutes) at or above which (and above P(supports)) a claim is CONTRADICTED."),
     Setting("nli_model", "", "Path to a sentence-transformers NLI CrossEncoder for the `nli` method."),
     Setting("evidence_k", 5, "Knowledge-base chunks retrieved as evidence per claim."),
-    Setting("correction_threshold", 0.6, "Claims below this confidence are sent for correction."),
+    Setting("correction_threshold", 0.6, "Ignored (kept so existing configuration files still load): only flagged claims, never SUPPORTED ones, are sent for correction."),
     Setting("correction_rounds", 1, "Maximum correct-and-reverify rounds."),
     Setting("wikipedia", "auto", "Wikipedia evidence: `off`, `auto` (when the knowledge base is weak) or `always`."),
     Setting("wikipedia_api_url", "", "MediaWiki API URL; empty = the wikipedia package default (en.wikipedia.org)."),
@@ -87,6 +91,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("wikipedia_pages", 3, "Wikipedia pages fetched per claim."),
     Setting("wikipedia_cache_hours", 168, "How long fetched Wikipedia results are cached."),
     # --- serving
+    Setting("show_timings", False, "Show the stage timings under answers posted in Slack (the terminal and `--json` always have them)."),
     Setting("max_question_chars", 4000, "Longer questions are refused with a message."),
     Setting("rate_limit_per_minute", 6, "Questions one user may ask per minute (0 = unlimited)."),
     Setting("workers", 2, "Worker threads running pipeline calls."),
@@ -145,7 +150,8 @@ class Settings:
         return [item.strip() for item in str(getattr(self, name)).split(",") if item.strip()]
 
     def source_specs(self) -> dict[str, dict[str, Any]]:
-        """Sources as {name: {"locations": [...], "interval_minutes": int, "cron": str}}."""
+        """Sources as {name: {"locations": [...], "interval_minutes": int, "cron": str}}, plus
+        `url_base`/`url_pattern` (where pages are published) when a TOML table sets them."""
         specs: dict[str, dict[str, Any]] = {}
         for part in str(self.sources).split(";"):
             if not part.strip():
@@ -157,7 +163,7 @@ class Settings:
         for name, table in self.source_table.items():
             locs = table.get("locations", table.get("paths", []))
             specs[name] = {"locations": [locs] if isinstance(locs, str) else list(locs)}
-            specs[name] |= {k: table[k] for k in ("interval_minutes", "cron") if k in table}
+            specs[name] |= {k: table[k] for k in ("interval_minutes", "cron", "url_base", "url_pattern") if k in table}
         for spec in specs.values():
             spec.setdefault("interval_minutes", self.reindex_interval_minutes)
             spec.setdefault("cron", self.reindex_cron)

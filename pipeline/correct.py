@@ -8,24 +8,28 @@ from collections.abc import Sequence
 from pipeline.types import Label, Verdict
 
 
-def needs_correction(verdict: Verdict, threshold: float) -> bool:
-    """A claim is corrected when it is not SUPPORTED or its confidence is below `threshold`."""
-    return verdict.label is not Label.SUPPORTED or verdict.confidence < threshold
+def needs_correction(verdict: Verdict, threshold: float = 0.0) -> bool:
+    """A claim is corrected when it is flagged (not SUPPORTED). (`threshold` is kept for callers: a
+    SUPPORTED claim is never sent, whatever its confidence.)"""
+    return verdict.label is not Label.SUPPORTED
+
+
+def what_is_wrong(verdict: Verdict) -> str:
+    """The label and the reason, as the correction request states them: "contradicted: the documents say 600"."""
+    why = verdict.label.value.lower()
+    reason = verdict.reason or (f"source says {verdict.conflict}" if verdict.conflict else
+                                f"the sources never state {verdict.unstated}" if verdict.unstated else "")
+    if reason.startswith("source says "):
+        reason = "the documents say " + reason.removeprefix("source says ")
+    return f"{why}: {reason}" if reason else why
 
 
 def correction_request(previous: str, flagged: Sequence[Verdict]) -> str:
-    """The feedback prompt for the LLM (the documents are sent again before it)."""
-    lines = []
-    for v in flagged:
-        why = v.label.value.lower()
-        if v.conflict:
-            why += f"; the source says {v.conflict}"
-        elif v.unstated:
-            why += f"; the sources never state {v.unstated}"
-        lines.append(f'- "{v.claim.text}" ({why})')
+    """The feedback prompt for the LLM (the documents are sent again before it). Only flagged claims are listed."""
+    lines = [f'- "{v.claim.text}" ({what_is_wrong(v)})' for v in flagged if v.label is not Label.SUPPORTED]
     return (
         f"Here is your previous answer:\n<answer>\n{previous}\n</answer>\n\n"
-        "The following claims seem unsupported or contradicted by our sources:\n" + "\n".join(lines) + "\n\n"
+        "These claims could not be confirmed by our documents:\n" + "\n".join(lines) + "\n\n"
         "Revise ONLY the parts that depend on these claims, keep all other correct information and its "
         "citations, and say explicitly when something is unknown. Reply with the revised answer only."
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -25,13 +26,26 @@ def index_documents(
     chunk_size: int = 800,
     chunk_overlap: int = 120,
     progress: Callable[[int, int], None] | None = None,
+    first_publish_s: float | None = 5.0,
 ) -> dict[str, int]:
     """Make `documents` the served content of `source`: unchanged ones are kept as they are, new and
     changed ones chunked and embedded (reusing stored vectors of identical chunks), missing ones
-    removed. Nothing changes for readers until the build commits; any exception aborts it."""
+    removed. `progress(done, total)` is called with 0 first, then after each document.
+
+    A reindex of a source that is served already is atomic: nothing changes for readers until the
+    build commits, and any exception aborts it. A FIRST build (nothing of `source` served) publishes
+    what it has read so far, so questions can be answered during a long first build: after
+    `first_publish_s` seconds, then each time the elapsed time doubles, the documents done are
+    committed (later batches `keep` them). Doubling bounds the extra cost at about one `keep` per
+    document. An exception then leaves the published part serving; the next run resumes from it.
+    `first_publish_s=None` makes a first build atomic too."""
     old = store.doc_hashes(source)
     counts = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0}
     docs = list({d.id: d for d in documents}.values())
+    publish_at = time.monotonic() + first_publish_s if first_publish_s is not None and not old else None
+    started = time.monotonic()
+    if progress:
+        progress(0, len(docs))
     build = store.begin(source)
     try:
         for done, doc in enumerate(docs, start=1):
@@ -46,6 +60,13 @@ def index_documents(
                 vectors = np.array([known.get(c.id, fresh.get(c.id)) for c in chunks], dtype=np.float32).reshape(len(chunks), -1)
                 build.add(doc, chunks, vectors)
                 counts["changed" if doc.id in old else "added"] += 1
+            if publish_at is not None and done < len(docs) and time.monotonic() >= publish_at:
+                build.commit()  # first build only: serve what is read so far
+                log.info("first build of %s: %d of %d documents published", source, done, len(docs))
+                build = store.begin(source)
+                for kept in docs[:done]:
+                    build.keep(kept.id)
+                publish_at = time.monotonic() + max(first_publish_s, time.monotonic() - started)
             if progress:
                 progress(done, len(docs))
         result = build.commit()
@@ -67,16 +88,19 @@ def index_source(
     max_file_bytes: int = 5_000_000,
     fetch_timeout: float = 15.0,
     progress: Callable[[int, int], None] | None = None,
+    first_publish_s: float | None = 5.0,
+    url_base: str = "",
+    url_pattern: str = "",
 ) -> dict:
     """Load and index one configured source. Returns the counts (added, changed, unchanged, removed,
     skipped) and `errors` ("location: reason" for each skipped item). If nothing at all could be
     loaded from locations that do exist, the served index is left untouched and ValueError is raised."""
-    report = load_source(name, locations, max_file_bytes, fetch_timeout)
+    report = load_source(name, locations, max_file_bytes, fetch_timeout, url_base=url_base, url_pattern=url_pattern)
     for location, reason in report.skipped:
         log.warning("source %s: skipped %s (%s)", name, location, reason)
     if not report.documents and report.skipped and len(report.skipped) >= len(locations):
         reasons = "; ".join(f"{loc}: {why}" for loc, why in report.skipped[:5])
         raise ValueError(f"source {name!r}: nothing could be loaded ({reasons})")
     counts = index_documents(store, embedder, name, report.documents, chunk_size=chunk_size,
-                             chunk_overlap=chunk_overlap, progress=progress)
+                             chunk_overlap=chunk_overlap, progress=progress, first_publish_s=first_publish_s)
     return {**counts, "skipped": len(report.skipped), "errors": [f"{loc}: {why}" for loc, why in report.skipped]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -109,3 +110,42 @@ def _cosines(store: Store, vector: np.ndarray, ids: list[str], known: dict[str, 
 def above_floor(hits: Sequence[Hit], floor: float) -> bool:
     """True when the best chunk is similar enough to the question to answer from."""
     return any((h.dense or 0.0) >= floor for h in hits)
+
+
+_ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "compound", "conj", "poss", "dative", "oprd", "amod"})
+
+
+def question_nouns(question: str) -> list[str]:
+    """The nouns and proper nouns of a question, lowercased, each once: what it is about
+    ("How do I connect a Starlette app to a MongoDB database?" → starlette, app, mongodb, database)."""
+    from pipeline.claims import load_nlp, mask_dots
+
+    doc = load_nlp()(mask_dots(question))
+    words = [t.text.lower() for t in doc if (t.pos_ in ("NOUN", "PROPN") or (t.i > 0 and t.text[:1].isupper()))
+             and t.dep_ in _ARGUMENT_DEPS and not t.is_stop and len(t.text) > 1
+             and any(c.isalpha() for c in t.text)]  # "MongoDB" is tagged ADJ; "Hi team," is no argument
+    return list(dict.fromkeys(words))
+
+
+def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Sequence[str], *,
+             floor: float, confident: float, topical: float) -> bool:
+    """Whether the knowledge base can answer, from the best chunk's cosine with the question:
+    - below `floor`, never;
+    - below `confident`, not when a noun of the question occurs in no document (`unknown_nouns`:
+      "MongoDB" asked of a web framework's docs);
+    - below `topical`, not when a noun of the question is missing from the best chunks
+      (`unseen_nouns`: "Chicago" when the best chunks speak of per diem rates in general).
+    (Calibrated on the answer-check corpora, both: docs/verification.md.)"""
+    best = max(((h.dense or 0.0) for h in hits), default=0.0)
+    if best < floor:
+        return False
+    if best < confident and unknown_nouns:
+        return False
+    return best >= topical or not unseen_nouns
+
+
+def unseen(nouns: Sequence[str], hits: Sequence[Hit], top: int = 3) -> list[str]:
+    """The nouns that none of the `top` best chunks contains (as a word, or by its first five letters)."""
+    words = {w for h in hits[:top] for w in re.findall(r"[a-z0-9_]+", h.chunk.context_text.lower())}
+    stems = {w[:5] for w in words}
+    return [n for n in nouns if n not in words and n[:5] not in stems]

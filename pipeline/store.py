@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 import sqlite_utils
 
+from pipeline.names import mentions
 from pipeline.types import Chunk, Document
 
 Filters = Mapping[str, Sequence[str]]  # {"source": [...], "domain": [...]}; empty = no filter
@@ -63,6 +64,10 @@ class Store(Protocol):
 
     def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         """The chunks with these ids, in the same order (missing ids are skipped)."""
+
+    def mentioned(self, names: Sequence[str]) -> set[str]:
+        """The names (as given) that some served chunk contains as whole words (`pipeline.names.mentions`):
+        the whole index is searched, not only the evidence of one claim."""
 
     def counts(self) -> dict[str, int]:
         """{"documents": n, "chunks": n} of the served generation."""
@@ -220,6 +225,24 @@ class EmbeddedStore:
             return [(cid, float(score)) for cid, score in self.db.execute(sql, args)]
         except sqlite3.OperationalError as e:
             raise StoreUnavailable(f"BM25 search failed on {self.path}: {e}") from e
+
+    def mentioned(self, names: Sequence[str]) -> set[str]:
+        found = set()
+        gen = self.active_gen()
+        for name in dict.fromkeys(names):
+            words = re.findall(r"[^\W_]+", name.lower())
+            if not words:
+                continue
+            phrase = '"' + " ".join(words) + '"'  # an FTS5 phrase: the words in order, stemmed
+            sql = ("select c.text from chunks_fts join chunks c on c.rowid = chunks_fts.rowid "
+                   "join members m on m.chunk_id = c.id and m.gen = ? where chunks_fts match ? limit 200")
+            try:
+                rows = self.db.execute(sql, [gen, phrase]).fetchall()
+            except sqlite3.OperationalError as e:
+                raise StoreUnavailable(f"name search failed on {self.path}: {e}") from e
+            if any(mentions(name, text) for (text,) in rows):
+                found.add(name)
+        return found
 
     def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         ids = list(chunk_ids)

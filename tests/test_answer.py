@@ -113,7 +113,7 @@ def test_correction_loop_fixes_a_wrong_year(tmp_path, corpus, embedder):
             a.close()
         prompts = llm.prompts()
     assert len(prompts) == 2
-    assert "seem unsupported or contradicted" in prompts[1][1] and "2020" in prompts[1][1]
+    assert "could not be confirmed by our documents" in prompts[1][1] and "2020" in prompts[1][1]
     assert "2018" in answer.text and "2020" not in answer.text
     assert "2020" in answer.draft
     assert all(v.label is Label.SUPPORTED for v in answer.verdicts)

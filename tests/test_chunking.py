@@ -40,12 +40,43 @@ def test_sections_follow_heading_levels():
 def test_headings_inside_code_fences_are_not_sections():
     text = "# A\n\n```\n# not a heading\n```\n\ntext\n"
     assert [h for h, _ in sections(text)] == [("A",)]
+    indented = "## Using it\n\nExample:\n\n    # Ensure that all requests include a host\n    app = App()\n\nMore text.\n"
+    assert [h for h, _ in sections(indented)] == [("Using it",)]
 
 
-def test_merge_respects_size_and_overlap():
-    chunks = merge(["a" * 30, "b" * 30, "c" * 30], size=70, overlap=20)
-    assert chunks == ["a" * 30 + "\n\n" + "b" * 30, "b" * 20 + " " + "c" * 30]
-    assert all(len(c) <= 70 for c in chunks)
+def test_merge_respects_size_and_overlap_in_whole_sentences():
+    chunks = merge(["Alpha one. " + "a" * 20, "Beta two. Bravo.", "c" * 30], size=50, overlap=20)
+    assert chunks == ["Alpha one. " + "a" * 20 + "\n\nBeta two. Bravo.", "Beta two. Bravo.\n\n" + "c" * 30]
+    assert all(len(c) <= 50 for c in chunks)
+    # a last sentence longer than the overlap is not cut: the next chunk starts clean
+    assert merge(["x" * 40 + " ends here.", "Next piece."], size=60, overlap=20) == ["x" * 40 + " ends here.", "Next piece."]
+
+
+def test_no_chunk_starts_mid_sentence():
+    text = " ".join(f"Sentence number {n} says something about leave hours." for n in range(40))
+    for chunk in chunk_document(Document(id="d:1", source="d", title="T", text=text), size=200, overlap=80):
+        assert chunk.text.startswith("Sentence number ") and chunk.text.endswith(".")
+
+
+def test_code_blocks_stay_fenced_in_every_chunk():
+    code = "```python\n" + "\n\n".join(f"value_{n} = compute({n})  # step {n}" for n in range(40)) + "\n```"
+    doc = Document(id="d:1", source="d", title="T", text=f"Intro text here.\n\n{code}\n\nAfter the code.")
+    chunks = chunk_document(doc, size=300, overlap=80)
+    for chunk in chunks:
+        fences = [line for line in chunk.text.split("\n") if line.startswith("```")]
+        assert len(fences) % 2 == 0 and all(len(c) <= 300 for c in [chunk.text])
+        for line in chunk.text.split("\n"):
+            assert not line.startswith("value_") or fences
+    assert sum(c.text.count("compute(") for c in chunks) == 40
+
+
+def test_long_list_splits_at_items_and_context_text_is_plain():
+    items = "\n".join(f"- Item {n} of the [list](https://x.test/{n}) is `code_{n}`." for n in range(30))
+    chunks = chunk_document(Document(id="d:1", source="d", title="T", text="Intro:\n\n" + items), size=200, overlap=0)
+    assert all(c.text.lstrip().startswith(("- Item", "Intro")) for c in chunks)
+    assert "[list]" in chunks[1].text and "list" in chunks[1].context_text
+    assert "list (https://x.test/" in chunks[1].context_text  # the address stays searchable
+    assert "](https" not in chunks[1].context_text and "`" not in chunks[1].context_text
 
 
 def test_long_paragraph_splits_by_sentence_then_words():
@@ -77,6 +108,7 @@ def test_chunk_ids_are_content_derived():
 
 def test_sentence_split_and_bad_parameters():
     assert split_sentences("It costs 3.5 dollars. Then (B) follows! Done?") == ["It costs 3.5 dollars.", "Then (B) follows!", "Done?"]
+    assert split_sentences("Use a tool, e.g. Git. Then `push` it.") == ["Use a tool, e.g. Git.", "Then `push` it."]
     with pytest.raises(ValueError, match="size=10"):
         chunk_document(Document(id="x", source="x", title="x", text="x"), size=10)
 

@@ -26,9 +26,9 @@ def test_polar_sentence_is_one_claim_with_its_date():
 def test_offsets_point_into_the_original_and_end_after_the_citation():
     text = "Einstein was born in Ulm in 1879 [1]. He liked music. The model reaches 93% accuracy [2, 3]."
     claims = extract_claims(text, TYPES)
-    assert [c.text for c in claims] == ["Einstein was born in Ulm in 1879.", "The model reaches 93% accuracy."]
+    assert [c.text for c in claims] == ["Einstein was born in Ulm in 1879.", "He liked music.", "The model reaches 93% accuracy."]
     assert text[claims[0].start:claims[0].end] == "Einstein was born in Ulm in 1879 [1]."
-    assert text[claims[1].start:claims[1].end] == "The model reaches 93% accuracy [2, 3]."
+    assert text[claims[2].start:claims[2].end] == "The model reaches 93% accuracy [2, 3]."
     assert ("Ulm", "GPE") in claims[0].entities
 
 
@@ -45,9 +45,38 @@ def test_list_items_are_separate_claims_without_their_bullets():
     assert text[claims[0].start:claims[0].start + 6] == "Berlin"
 
 
-@pytest.mark.parametrize("answer", [IDK, "", "   ", "Yes, that is right.", "It depends on what you need."])
+@pytest.mark.parametrize("answer", [
+    IDK, "", "   ", "Yes, that is right.", "Does the client retry failed requests?", "Hope this helps!",
+    "Thanks for asking, happy to help with the setup.", "Sources: [1] Reindexing, [2] Settings",
+    "I couldn't find anything about parking permits in the documents.",
+])
 def test_answers_without_claims(answer):
     assert extract_claims(answer, TYPES) == []
+
+
+def test_every_statement_is_a_claim_named_or_not():
+    text = ("The client accepts a url_prefix option that is prepended to every request [1]. "
+            "Plugins are designed to not perform any I/O [2]. Is that clear? Hope this helps!")
+    assert [c.text for c in extract_claims(text, TYPES)] == [
+        "The client accepts a url_prefix option that is prepended to every request.",
+        "Plugins are designed to not perform any I/O.",
+    ]
+
+
+@pytest.mark.parametrize(("text", "sentences"), [
+    ("The equivalent of requests.Session here is mylib.Client [1]. It pools connections [1].",
+     ["The equivalent of requests.Session here is mylib.Client.", "It pools connections."]),
+    ("Secrets are read from a .env file and the .netrc file [1].",
+     ["Secrets are read from a .env file and the .netrc file."]),
+    ("Install version 2.31.0 from pypi.org, e.g. with pip, and restart the worker [2].",
+     ["Install version 2.31.0 from pypi.org, e.g. with pip, and restart the worker."]),
+    ("See https://example.com/docs/setup.html for the steps. Then run config.yaml through the linter.",
+     ["See https://example.com/docs/setup.html for the steps.", "Then run config.yaml through the linter."]),
+])
+def test_splitting_respects_identifiers_files_versions_urls_and_abbreviations(text, sentences):
+    claims = extract_claims(text, TYPES)
+    assert [c.text for c in claims] == sentences
+    assert all(text[c.start:c.end].startswith(c.text[:10]) for c in claims)
 
 
 def test_entity_types_are_configurable():

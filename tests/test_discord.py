@@ -27,6 +27,7 @@ from adapters.discord import (
     MESSAGE_LIMIT,
     SORRY,
     build_discord_client,
+    inline_link,
     neutralise,
     render_answer,
     safe_url,
@@ -35,7 +36,7 @@ from adapters.discord import (
     sources_embed,
     vote_value,
 )
-from adapters.render import summary_line
+from adapters.render import links, summary_line
 from config.settings import load_settings
 from pipeline.types import Answer, Claim, Evidence, Label, Source, Verdict
 from tests.fakes.discord_api import (
@@ -164,7 +165,8 @@ def test_rendered_text_never_pings_links_or_exceeds_limits(text, title):
     assert len(re.findall(r"\]\(", description)) == 1  # only our own source link
     assert len(posts[-1].embed) <= EMBED_TOTAL_LIMIT
     squeezed = "".join("".join(p.content for p in posts).replace(ZWSP, "").split())
-    assert squeezed == "".join(text.split()) or not text.strip()  # nothing lost or reordered
+    shown = links(text, link=inline_link, web_only=True).replace(ZWSP, "")  # Markdown links as "text (<url>)"
+    assert squeezed == "".join(shown.split()) or not text.strip()  # nothing lost or reordered
 
 
 # ------------------------------------------------------------------------------------------------
@@ -362,6 +364,14 @@ async def test_reactions_on_an_answer_are_votes_and_removal_retracts(bot, fake, 
     await until(lambda: votes() == (0, 1))
     rows = core.feedback._read("select user, value from votes where message_id = ? order by user", [answer_id])
     assert rows == [{"user": "703", "value": None}, {"user": "704", "value": -1}]
+    # 704 adds 👍 too (both held, 👍 counts), then removes 👍: the 👎 still held is the vote again
+    await fake.dispatch("MESSAGE_REACTION_ADD", fake.reaction_payload(answer_id, "👍", user_id=704,
+                                                                      channel_id=int(channel)))
+    await until(lambda: votes() == (1, 0))
+    removal = fake.reaction_payload(answer_id, "👍", user_id=704, channel_id=int(channel))
+    del removal["member"]
+    await fake.dispatch("MESSAGE_REACTION_REMOVE", removal)
+    await until(lambda: votes() == (0, 1))
 
 
 async def test_reaction_on_another_message_is_not_a_vote(bot, fake, core):
@@ -475,3 +485,14 @@ async def test_refused_question_gets_a_short_reply_and_no_thread(bot, fake):
     assert int(reply.body["message_reference"]["message_id"]) == int(question["id"])
     assert reply.body["allowed_mentions"] == {"parse": [], "replied_user": False}
     assert not fake.find("POST", "/channels/{c}/messages/{m}/threads")
+
+
+async def test_unknown_slash_command_gets_an_ephemeral_unknown_command_reply(bot, fake):
+    # e.g. a command removed from ravbot but still registered with Discord
+    interaction = fake.interaction_payload("forget", [], user_id=709, permissions=0)
+    await fake.dispatch("INTERACTION_CREATE", interaction)
+    [callback] = await fake.wait_for("POST", f"/interactions/{interaction['id']}/{interaction['token']}/callback")
+    assert callback.body["type"] == 4
+    assert "unknown command" in callback.body["data"]["content"].lower()
+    assert "/forget" in callback.body["data"]["content"]
+    assert callback.body["data"]["flags"] & 64  # EPHEMERAL

@@ -72,6 +72,25 @@ def test_votes_add_change_and_remove(fb):
         fb.vote("slack", "m1", "U2", 2)
 
 
+def test_removing_one_of_two_held_reactions_keeps_the_other_as_the_vote(fb):
+    fb.record_answer("slack", "C1", "m1", "", "U1", make_answer("q", [], []))
+    fb.vote("slack", "m1", "U2", 1)
+    fb.vote("slack", "m1", "U2", -1)  # both held now: the latest added is the vote
+    assert vote_rows(fb) == [("m1", "U2", -1)]
+    fb.vote("slack", "m1", "U2", None, removed=-1)  # 👎 removed: the 👍 still held counts again
+    assert vote_rows(fb) == [("m1", "U2", 1)]
+    fb.vote("slack", "m1", "U2", -1)
+    fb.vote("slack", "m1", "U2", None, removed=1)  # 👍 removed: the 👎 stays
+    assert vote_rows(fb) == [("m1", "U2", -1)]
+    fb.vote("slack", "m1", "U2", None, removed=-1)  # nothing held any more
+    assert vote_rows(fb) == [("m1", "U2", None)]
+    assert fb.stats()["votes"] == 0
+    fb.vote("slack", "m1", "U3", None, removed=1)  # a removal of something never seen: no vote
+    assert vote_rows(fb)[1] == ("m1", "U3", None)
+    with pytest.raises(ValueError, match="removed"):
+        fb.vote("slack", "m1", "U2", 1, removed=-1)
+
+
 def test_repeated_events_are_idempotent(fb):
     fb.record_answer("discord", "ch", "42", "", "u", make_answer("q", [], []))
     at = datetime(2025, 1, 1, 12, tzinfo=UTC)

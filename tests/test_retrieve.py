@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from pipeline.index import index_documents
-from pipeline.retrieve import above_floor, minmax, retrieve, rrf
+from pipeline.retrieve import above_floor, in_scope, minmax, question_nouns, retrieve, rrf, unseen
 from pipeline.store import EmbeddedStore
-from pipeline.types import Document
+from pipeline.types import Chunk, Document, Hit
 
 
 def test_rrf_known_values():
@@ -65,6 +65,33 @@ def test_off_topic_question_is_below_the_floor(scifact, embedder, settings):
     on_topic = retrieve("Microstructural development of newborn cerebral white matter", store=store,
                         embedder=embedder, settings=settings)
     assert above_floor(on_topic, settings.relevance_floor)
+
+
+def _hit(text: str, dense: float) -> Hit:
+    return Hit(chunk=Chunk(id=text[:8], doc_id="d", text=text, context_text=text, title="t"), score=dense, dense=dense)
+
+
+LIMITS = {"floor": 0.4, "confident": 0.65, "topical": 0.45}
+
+
+@pytest.mark.parametrize(("best", "unknown", "unseen_", "answer"), [
+    (0.39, [], [], False),            # below the floor
+    (0.40, [], [], True),
+    (0.60, ["mongodb"], [], False),   # a noun no document has, not similar enough to overrule it
+    (0.65, ["mongodb"], [], True),    # confident: the noun is a synonym or a typo
+    (0.44, [], ["chicago"], False),   # a noun the best chunks lack, weakly similar
+    (0.45, [], ["chicago"], True),
+])
+def test_in_scope_known_values(best, unknown, unseen_, answer):
+    assert in_scope([_hit("x", best - 0.1), _hit("y", best)], unknown, unseen_, **LIMITS) is answer
+
+
+def test_question_nouns_and_unseen():
+    assert question_nouns("How do I connect a Starlette app to a MongoDB database?") == ["starlette", "app", "mongodb", "database"]
+    assert question_nouns("Hi team, where are backups kept? (human)") == ["backups"]  # a greeting or a tag is no topic
+    hits = [_hit("Per diem rates for lodging depend on the city.", 0.5), _hit("Receipts are required.", 0.4)]
+    assert unseen(["lodging", "rate", "chicago", "receipts"], hits) == ["chicago"]
+    assert unseen(["receipts"], hits, top=1) == ["receipts"]
 
 
 def test_filters_restrict_results(scifact, embedder, settings):

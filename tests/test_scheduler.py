@@ -256,7 +256,12 @@ def store(tmp_path):
 
 def make_index_one(store, embedder, corpus: Path, hooks: dict):
     def index_one(source: str, progress=None) -> dict:  # like bot.app.App.index_one
-        return index_source(store, embedder, source, [str(corpus)], progress=progress or hooks.get("progress"))
+        def both(done: int, total: int) -> None:  # the reindexer's recorder, then the test's hook
+            if progress:
+                progress(done, total)
+            if hooks.get("progress"):
+                hooks["progress"](done, total)
+        return index_source(store, embedder, source, [str(corpus)], progress=both)
     return index_one
 
 
@@ -360,6 +365,63 @@ def test_a_reindex_that_raises_midway_leaves_the_old_index_serving(store, embedd
     hooks.pop("progress")
     seen: list[int] = []
     result = reindexer.run_now("docs", progress=lambda done, total: seen.append(done))  # the next run completes
-    assert seen == [1, 2]
+    assert seen == [0, 1, 2]  # 0 first: the total is known before any document is read
     assert (result["status"], result["changed"], result["removed"]) == ("ok", 1, 1)
     assert store.bm25_search("Lisbon", 5) and store.bm25_search("Gamma", 5) == []
+
+
+def test_a_running_build_records_its_progress_for_status_in_any_process(store, embedder, corpus, feedback, tmp_path,
+                                                                        monkeypatch):
+    import bot.scheduler
+    from bot.admin import format_status
+
+    monkeypatch.setattr(bot.scheduler, "PROGRESS_EVERY_S", 0.0)  # record every document, not once a second
+    hooks: dict = {}
+    reindexer = Reindexer(make_index_one(store, embedder, corpus, hooks), feedback,
+                          {"docs": {"locations": [str(corpus)]}}, lock_dir=tmp_path / "locks", schedule=False)
+    other = Reindexer(lambda source: {}, feedback, {"docs": {"locations": [str(corpus)]}},
+                      lock_dir=tmp_path / "locks", schedule=False)  # e.g. the `web` process next to the worker
+    assert not other.build_in_progress()
+    held, release = threading.Event(), threading.Event()
+
+    def hold(done: int, total: int) -> None:
+        if done == 2:
+            held.set()
+            assert release.wait(WAIT)
+
+    hooks["progress"] = hold
+    reindexer.trigger("docs")
+    assert held.wait(WAIT)
+    try:
+        run = feedback.runs(limit=1)[0]
+        assert (run["status"], run["done"], run["total"]) == ("running", 2, 3)
+        assert other.build_in_progress()  # the lock is held by a live build
+        info = {"index": {"documents": 0, "chunks": 0}, "store": "embedded", "embedding_model": "m"}
+        assert "running now (admin): 2 of 3 documents, " in format_status(lambda: info, reindexer.status())
+        assert "running in another process since" in format_status(lambda: info, other.status())
+        assert "2 of 3 documents" in format_status(lambda: info, other.status())
+    finally:
+        release.set()
+    reindexer.shutdown(wait_s=WAIT)
+    run = feedback.runs(limit=1)[0]
+    assert (run["status"], run["done"], run["total"]) == ("ok", 3, 3)
+    assert not other.build_in_progress()
+
+
+def test_a_run_left_running_by_a_killed_process_is_not_a_build_in_progress(feedback, tmp_path):
+    reindexer = Reindexer(lambda source: {}, feedback, {"docs": {"locations": ["x"]}}, lock_dir=tmp_path, schedule=False)
+    feedback.start_run("docs")  # its process died: the row says running, nobody holds reindex.lock
+    (tmp_path / "reindex.lock").touch()
+    assert not reindexer.build_in_progress()
+
+
+def test_progress_line_gives_rate_and_expected_finish():
+    from datetime import UTC
+
+    from bot.scheduler import progress_line
+
+    run = {"done": 412, "total": 5183, "started_at": "2026-01-01T19:00:00+00:00",
+           "progress_at": "2026-01-01T19:00:48+00:00"}
+    now = datetime(2026, 1, 1, 19, 0, 48, tzinfo=UTC)
+    assert progress_line(run, now) == "412 of 5,183 documents, 8.6 documents/s, done in about 9 min (19:10 UTC)"
+    assert progress_line({**run, "done": 0, "total": 0}, now) == "reading the source"

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import re
 import socket
 import sqlite3
@@ -100,9 +101,10 @@ def test_render_answer_known_values():
         "*Sources*\n[1] <https://wiki.example.com/backups?a=1&amp;b=2|Backups>\n[2] History — docs/history.md")
     assert blocks[-1]["type"] == "context"
     context = blocks[-1]["elements"][0]["text"]
-    assert context == ("1 of 2 claims verified; 1 contradicted (checked against the knowledge base)"
-                       " · retrieve 12 ms · generate 3 ms · verify 40 ms")
+    assert context == "1 of 2 claims verified; 1 contradicted (checked against the knowledge base)"
     assert text.startswith("Backups are kept for 30 days [1].") and "❌¹" in text and context in text
+    timed = render_answer(backup_answer(), show_timings=True)[0][-1]["elements"][0]["text"]  # only when asked
+    assert timed == context + " · retrieve 12 ms · generate 3 ms · verify 40 ms"
 
 
 def test_render_escapes_pings_and_links_in_generated_text():
@@ -504,11 +506,11 @@ async def test_rate_limited_asker_is_told_to_wait(make_core, api):
 
 
 async def test_ask_escapes_the_question_in_the_parent_message(bolt, api, llm):
-    await slash(bolt, api, "is <!channel> & <!here> allowed?")
+    await slash(bolt, api, "how long are backups kept? <!channel> & <!here>")
     parent = (await api.wait_for("chat.postMessage"))[0]
-    assert parent.body["text"] == "Question from <@U111>: is &lt;!channel&gt; &amp; &lt;!here&gt; allowed?"
+    assert parent.body["text"] == "Question from <@U111>: how long are backups kept? &lt;!channel&gt; &amp; &lt;!here&gt;"
     await api.wait_for("chat.postMessage", 2)
-    assert "is <!channel> & <!here> allowed?" in llm.prompts()[0]
+    assert "how long are backups kept? <!channel> & <!here>" in llm.prompts()[0]
 
 
 # --- mentions ----------------------------------------------------------------------------------
@@ -662,6 +664,10 @@ async def test_reactions_become_votes(bolt, api, core):
     await _until(lambda: votes(core, answer_ts)["U333"] is None)
     assert votes(core, answer_ts) == {"U333": None, "U444": -1}
     assert votes(core, "1600000000.000001") == {}
+    await event(bolt, reaction("reaction_added", "+1", answer_ts, user="U444"))  # holds both: 👍 is the latest
+    await _until(lambda: votes(core, answer_ts)["U444"] == 1)
+    await event(bolt, reaction("reaction_removed", "+1", answer_ts, user="U444"))  # the 👎 still held counts
+    await _until(lambda: votes(core, answer_ts)["U444"] == -1)
 
 
 # --- admin -------------------------------------------------------------------------------------
@@ -784,3 +790,30 @@ def test_manifest_declares_the_commands_events_and_scopes_the_app_uses():
         "app_mention", "reaction_added", "reaction_removed"}
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
     assert {"commands", "app_mentions:read", "chat:write", "reactions:read", "reactions:write", "users:read"} <= scopes
+
+
+# --- logs --------------------------------------------------------------------------------------
+
+
+async def test_a_normal_start_warns_nothing_and_each_question_logs_one_line(core, api, llm, monkeypatch, caplog):
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")  # how deployments give the token; Bolt reads it itself
+    caplog.set_level(logging.INFO)
+    question = "where are backups kept?"
+
+    def question_lines() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.name == "bot.app" and r.getMessage().startswith("question ")]
+
+    async with serving(core, slack_settings_for(core, api)) as url:
+        assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+        await event(url, mention(f"<@UBOT> {question}"))
+        await api.wait_for("chat.postMessage")
+        await _until(lambda: question_lines())
+        [line] = question_lines()
+        assert "platform=slack" in line and "latency_ms=" in line and "labels=SUPPORTED:" in line
+        assert re.search(r"sources=[0-9a-f]{8,}(,|$)", line)  # chunk ids
+        assert question not in line and "backups" not in line.lower()
+        monkeypatch.setattr(core, "settings", core.settings.replace(log_questions=True))
+        await event(url, mention(f"<@UBOT> {question}", ts="1700000200.000100"))
+        await api.wait_for("chat.postMessage", 2)
+        await _until(lambda: len(question_lines()) == 2)
+        assert f"question={question!r}" in question_lines()[1]

@@ -135,3 +135,21 @@ def test_binary_figures_known_values():
     assert out["balanced_accuracy"] == round((2 / 3 + 0.5) / 2, 3)
     assert out["precision_supported"] == round(2 / 3, 3)
     assert out["auc"] == round(5 / 6, 3)  # of 6 (true, false) pairs, only (0.3, 0.7) is misordered
+
+
+CANDIDATE = verifier_model.VERIFIER_DIR.parent / "verifier-candidate"
+
+
+@pytest.mark.skipif(not verifier_model.available(str(CANDIDATE)), reason="no candidate verifier in the tree")
+def test_candidate_records_its_training_and_reads_an_embellishment_as_unsupported():
+    manifest = json.loads((CANDIDATE / "manifest.json").read_text())
+    assert manifest["seed"] == 0 and manifest["settings"]["authored"] is True
+    assert manifest["settings"]["init"]["from"] == "verifier" and len(manifest["settings"]["init"]["adapter_sha256"]) == 64
+    assert any(name.startswith("authored from docs/") for name in manifest["data"])
+    assert not any("answer-check" in name or "holdout" in name for name in manifest["data"])
+    assert manifest["history"] and "calibration" in manifest and manifest["test"]["sets"]["authored"]["model_raw_pair"]["n"] > 100
+    candidate = verifier_model.load_verifier(str(CANDIDATE))
+    evidence = "The exporter writes one file per channel."
+    p = candidate.predict([("The exporter writes one file per channel.", evidence),
+                           ("The exporter writes one encrypted file per channel every 5 minutes.", evidence)])
+    assert p[0, SUPPORTS] > 0.5 > p[1, SUPPORTS], p

@@ -11,6 +11,7 @@ from pipeline import verify
 from pipeline.claims import extract_claims
 from pipeline.correct import correction_request
 from pipeline.types import Claim, Evidence, Label
+from pipeline.verify import align
 from tests.fakes.openai_server import FakeOpenAI
 
 KB = Evidence(
@@ -179,7 +180,7 @@ def test_a_flipped_direction_or_negation_is_contradicted_quoting_the_source(meth
         ["Aspirin increases the risk of heart attacks in older adults.",
          "Reindexing cannot be triggered at any time with the /ravbot reindex command."],
         evidence, method=method, embedder=embedder, settings=settings)
-    assert (flipped.label, flipped.conflict) == (Label.CONTRADICTED, "reduces")
+    assert flipped.label is Label.CONTRADICTED and "reduces" in flipped.conflict.split()
     assert negated.label is Label.CONTRADICTED and negated.confidence <= verify.CONTRADICTED_CONFIDENCE
 
 
@@ -200,7 +201,7 @@ def test_a_flag_names_what_the_sources_never_state(settings, embedder):
     (v,) = verify.verify_claims([Claim(text, 0, len(text))], [evidence], method="default", embedder=embedder, settings=settings)
     assert (v.label, v.unstated, v.conflict) == (Label.UNCERTAIN, "1879", "")
     assert footnote(v).startswith('uncertain: the sources never state 1879 — "Einstein came into the world')
-    assert f'- "{text}" (uncertain; the sources never state 1879)' in correction_request(text, [v])
+    assert f'- "{text}" (uncertain: the sources never state 1879)' in correction_request(text, [v])
     (ok,) = verify.verify_claims([Claim("Einstein was born in Ulm.", 0, 25)], [evidence], method="default",
                                  embedder=embedder, settings=settings)
     assert ok.label is Label.SUPPORTED and ok.unstated == ""
@@ -214,8 +215,11 @@ def test_names_must_appear_caps_a_name_the_evidence_never_mentions(settings, emb
     attributed, plain = verify.score_pairs(claims, evidence, method="default", embedder=embedder, settings=strict)
     assert (attributed.label, attributed.conflict, attributed.unstated) == (Label.UNCERTAIN, "", "WMO")
     assert plain.label is Label.SUPPORTED  # every name of it is in the evidence
-    (lenient,) = verify.score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=settings)
-    assert lenient.label is Label.SUPPORTED  # off by default: an attribution alone does not flag a claim
+    (added,) = verify.score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=settings)
+    assert (added.label, added.unstated) == (Label.UNCERTAIN, "the WMO said")  # an attribution the evidence lacks
+    lenient = settings.replace(details_must_appear=False)
+    (plain_names,) = verify.score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=lenient)
+    assert plain_names.label is Label.SUPPORTED  # names_must_appear is off by default: an absent name alone does not flag
 
 
 def test_a_formula_matches_its_wikipedia_rendering():
@@ -243,13 +247,13 @@ def test_a_code_or_labelled_number_of_the_same_shape_is_a_conflict(claim, eviden
 def test_code_and_label_rivals_known_values():
     from pipeline import numbers
 
-    assert verify._code_rival("H1N1 spread in 2009.", "The H5N1 and H1N1 strains.") == ""  # the claim's own code is there
-    assert verify._code_rival("COVID-19 vaccines work.", "SARS-CoV-2 infection.") == ""  # different shapes
-    assert verify._code_rival("CD8 cells respond.", "CD4 cells respond.") == "CD4"
+    assert align._code_rival("H1N1 spread in 2009.", "The H5N1 and H1N1 strains.") == ""  # the claim's own code is there
+    assert align._code_rival("COVID-19 vaccines work.", "SARS-CoV-2 infection.") == ""  # different shapes
+    assert align._code_rival("CD8 cells respond.", "CD4 cells respond.") == "CD4"
     claim = "Patients with type 2 diabetes were enrolled."
     (value,) = numbers.extract_values(claim)
-    assert verify._label_before(claim, value) == "type"
+    assert align._label_before(claim, value) == "type"
     evidence = "Patients with type 1 diabetes and interleukin 2 were enrolled in 2019."
-    assert [e.text for e in verify._under_label(claim, value, evidence, numbers.extract_values(evidence))] == ["1"]
-    assert verify._under_label("In 2 patients it failed.", numbers.extract_values("In 2 patients it failed.")[0],
+    assert [e.text for e in align._under_label(claim, value, evidence, numbers.extract_values(evidence))] == ["1"]
+    assert align._under_label("In 2 patients it failed.", numbers.extract_values("In 2 patients it failed.")[0],
                                "In 5 patients it failed.", numbers.extract_values("In 5 patients it failed.")) == []

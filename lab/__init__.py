@@ -1,0 +1,1 @@
+"""The lab: code that measures ravbot (evaluation harnesses and their helpers), never imported when answering."""

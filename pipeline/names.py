@@ -1,0 +1,128 @@
+"""Names in text: the code identifiers and proper names a claim relies on, and the matching rule for them.
+
+A *name* is what an answer can invent while still sounding grounded: a code identifier (`url_prefix`,
+`request.client.host`, `TestClient()`, `SecretStr`, `--reload`, `RAVBOT_DATA_DIR`), an acronym
+(`OPM`, `SF50`) or a proper name of a product, team, tool or place ("Microsoft Teams", "Fort Worth").
+`names(text)` finds them; `normal(text)` is the form both sides are compared in, so that "the
+`force_rollback=True` flag" contains the name "force_rollback" and "Google Meet." contains "google meet".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Words that start a sentence or follow a colon in capitals without naming anything.
+_COMMON_CAPS = frozenset(
+    "a an the this that these those it its if when while for to in on at by with from of and or but so "
+    "yes no not you your we our they their he she his her there here then also each every any all some "
+    "most many few one two three use using set see note after before once unlike like instead however "
+    "because since unless until although though even only just first next finally also example for "
+    "i my me us what which who how why where can could should would will may might must do does did "
+    "is are was were be been has have had january february march april may june july august september "
+    "october november december monday tuesday wednesday thursday friday saturday sunday".split()
+)
+_BACKTICK = re.compile(r"`([^`\n]{1,80})`")
+_CALL = re.compile(r"\b([A-Za-z_][\w.]*)\s*\(")  # foo( / a.b.foo(
+_DOTTED = re.compile(r"(?<![\w.])\.?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w(])|(?<![\w.])\.[A-Za-z_]\w+")
+_SNAKE = re.compile(r"(?<![\w.-])-{0,2}[A-Za-z]\w*_\w*[A-Za-z0-9](?![\w])")  # url_prefix, RAVBOT_DATA_DIR
+_FLAG = re.compile(r"(?<![\w-])--?[a-z][\w-]+")
+_CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z]+[A-Za-z0-9]*\b")  # KeePassXC, SecretStr
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9&-]*[A-Z0-9]\b")  # OPM, SF50, CORS
+_CAPITALISED = re.compile(r"\b[A-Z][a-z0-9]+(?:[ -](?:of (?:the )?|the |and |for )?[A-Z][A-Za-z0-9]+)*\b")
+_NORMAL_DROP = re.compile(r"[^a-z0-9_.]+")
+_LOOSE_DOT = re.compile(r"\.(?![a-z0-9_])|(?<![a-z0-9_])\.(?![a-z_])")
+_BOOL = {"true": "false", "false": "true"}
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name found in text: `text` as written, `kind` "code" or "proper", `start` its offset."""
+
+    text: str
+    kind: str
+    start: int
+
+    @property
+    def key(self) -> str:
+        return normal(self.text)
+
+
+def normal(text: str) -> str:
+    """Lowercase words, underscores and inner dots kept, everything else one space: the form
+    names are compared in ("`request.client.host`." → "request.client.host")."""
+    text = _NORMAL_DROP.sub(" ", text.lower())
+    return " ".join(_LOOSE_DOT.sub(" ", text).split())
+
+
+def mentions(name: str, text: str) -> bool:
+    """Whether `text` contains `name` as whole words, in normal form."""
+    key = normal(name)
+    return bool(key) and f" {key} " in f" {normal(text)} "
+
+
+def _code_names(text: str) -> list[Name]:
+    found: list[Name] = []
+    for m in _BACKTICK.finditer(text):
+        inner = m.group(1).strip()
+        head = re.match(r"[-\w.]+", inner)
+        if head and len(head.group(0)) > 1:
+            found.append(Name(head.group(0).lstrip("."), "code", m.start(1)))
+    for pattern in (_CALL, _DOTTED, _SNAKE, _FLAG, _CAMEL):
+        for m in pattern.finditer(text):
+            word = (m.group(1) if pattern is _CALL else m.group(0)).strip()
+            if pattern is _DOTTED and re.fullmatch(r"[\d.]+", word.replace(".", "")):
+                continue
+            if pattern is _DOTTED and word.lower().startswith(("e.g", "i.e", "etc")):
+                continue
+            found.append(Name(word, "code", m.start(1) if pattern is _CALL else m.start()))
+    return found
+
+
+def _proper_names(text: str) -> list[Name]:
+    found: list[Name] = []
+    for m in _ACRONYM.finditer(text):
+        if len(m.group(0)) >= 2 and not m.group(0).isdigit():
+            found.append(Name(m.group(0), "proper", m.start()))
+    for m in _CAPITALISED.finditer(text):
+        words = m.group(0).split()
+        start = m.start()
+        sentence_start = start == 0 or re.search(r"(?:^|[.!?:;]\s+|\n\s*|[\"'(]\s*)$", text[:start]) is not None
+        if sentence_start or words[0].lower() in _COMMON_CAPS:
+            # "Report it with…": drop the first word when it only starts the sentence
+            if len(words) == 1 or words[0].lower() in _COMMON_CAPS or sentence_start:
+                rest = m.group(0)[len(words[0]):].lstrip(" -")
+                if not rest or not rest[:1].isupper():
+                    continue
+                start += len(m.group(0)) - len(rest)
+                words = rest.split()
+        phrase = " ".join(words)
+        if phrase.lower() in _COMMON_CAPS or len(phrase) < 2:
+            continue
+        found.append(Name(phrase, "proper", start))
+    return found
+
+
+def names(text: str) -> list[Name]:
+    """The names of `text` (citation markers should be removed first), each once, in text order.
+    A proper name inside a longer one is dropped ("Teams" inside "Microsoft Teams")."""
+    found = sorted(_code_names(text) + _proper_names(text), key=lambda n: (n.start, -len(n.text)))
+    out: list[Name] = []
+    for n in found:
+        if not n.key or n.key in _BOOL:
+            continue
+        if any(n.start >= o.start and n.start + len(n.text) <= o.start + len(o.text) for o in out):
+            continue
+        if any(o.key == n.key for o in out):
+            continue
+        out.append(n)
+    return out
+
+
+def booleans(text: str) -> list[str]:
+    """The boolean literals of `text` ("True", "False"), as written."""
+    return re.findall(r"\b(?:True|False|true|false)\b", text)
+
+
+def opposite_boolean(word: str) -> str:
+    return _BOOL.get(word.lower(), "")

@@ -1,0 +1,293 @@
+"""Verdicts: decide, claim by claim, whether the gathered evidence supports what the answer says.
+
+Methods (`settings.verify_method`):
+- `cosine`: the published baseline. Max cosine (all-MiniLM-L6-v2) of the claim against the
+  evidence passages; ≥ `cosine_supported` SUPPORTED, ≥ `cosine_uncertain` UNCERTAIN, else UNSUPPORTED.
+- `combiner`: align the claim with evidence sentences and two-sentence windows, check what it
+  asserts against them (numbers, dates, percentages, named entities, negation, direction), and
+  combine the signals with the shipped combiner (pipeline/models/combiner.json, a logistic
+  regression trained by `pipeline.train_combiner` on the open data) into P(supported). A value
+  of the same kind that differs where the claim's value should be makes the claim CONTRADICTED
+  and the verdict quotes the evidence's value.
+- `model`: the same alignment and rules, but P(supported) comes from ravbot's own cross-encoder
+  (`pipeline.verifier_model`, trained by `pipeline.train_verifier`), which reads the claim with each
+  of its top aligned sentences/windows, all in one batch per call, calibrated on the dev split.
+- `default`: `model` when a trained verifier is present (settings.verifier_model, else the shipped
+  pipeline/models/verifier) and settings.verifier_in_default holds (it does by default: averaged
+  with the combiner, the model is ahead of the combiner alone on held-out claims of all four claim
+  sets, docs/verifier.md); otherwise `combiner`.
+- `llm`: the configured LLM reads claim and numbered evidence sentences and answers in validated
+  JSON; on any failure or invalid answer the `default` verdict stands.
+- `nli`: a sentence-transformers NLI CrossEncoder at `settings.nli_model` scores the aligned sentences.
+
+`verify_claims` works on pipeline `Claim`/`Evidence` objects; `score_pairs` is the same decision
+on plain strings, for evaluation. Everything is embedded once per call, in one batch.
+
+The package: `align` (claim ↔ evidence sentence, symbolic signals), `rules` (the decision rules, in
+order), `combiner` and `model` (P(supported)), and this module (the methods and entry points).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.types import Claim, Evidence, Label, Verdict
+from pipeline.verify.align import (
+    _NAME_TYPES,
+    SYMBOLIC_FEATURES,
+    Alignment,
+    _acronyms,
+    _content,
+    _name_present,
+    analyse,
+    split_sentences,
+)
+from pipeline.verify.combiner import (
+    COMBINER_PATH,
+    Combiner,
+    feature_matrix,
+    load_combiner,
+    probabilities,
+)
+from pipeline.verify.model import (
+    CALIBRATION_FEATURES,
+    MODEL_CANDIDATES,
+    MODEL_REFUTES,
+    _verifier,
+    calibrated,
+    calibration_features,
+    decide_with_model,
+    model_signals,
+)
+from pipeline.verify.rules import (
+    CONFLICT_MIN_SIMILARITY,
+    CONTRADICTED_CONFIDENCE,
+    RESTATEMENT_CONFIDENCE,
+    RESTATEMENT_SIMILARITY,
+    PairScore,
+    decide,
+    is_flipped,
+    is_restatement,
+)
+
+__all__ = [
+    "CALIBRATION_FEATURES", "COMBINER_PATH", "CONFLICT_MIN_SIMILARITY", "CONTRADICTED_CONFIDENCE", "METHODS",
+    "MODEL_CANDIDATES", "MODEL_REFUTES", "RESTATEMENT_CONFIDENCE", "RESTATEMENT_SIMILARITY", "SYMBOLIC_FEATURES",
+    "Alignment", "Combiner", "PairScore", "_NAME_TYPES", "_acronyms", "_content", "_name_present", "_verifier",
+    "analyse", "calibrated", "calibration_features", "decide", "decide_with_model", "feature_matrix",
+    "is_flipped", "is_restatement", "load_combiner", "model_signals", "probabilities", "score_pairs",
+    "split_sentences", "verify_claims",
+]
+
+METHODS = ("default", "cosine", "combiner", "model", "llm", "nli")
+
+
+# --------------------------------------------------------------------------- public entry points
+
+
+def verify_claims(
+    claims: Sequence[Claim],
+    evidence: Sequence[Sequence[Evidence]],
+    *,
+    method: str,
+    embedder: Any,
+    settings: Any,
+    llm: Any = None,
+    chunk_vectors: Mapping[str, np.ndarray] | None = None,
+    invented: Sequence[Sequence[str]] | None = None,
+    given: str = "",
+) -> list[Verdict]:
+    """One Verdict per claim, judged against that claim's evidence list.
+
+    `invented` lists, per claim, its names that no document of the knowledge base mentions (the
+    caller looks them up: `Store.mentioned`); `given` is the question, whose words an answer may
+    repeat without stating anything new.
+
+    `chunk_vectors` (chunk_id → stored, normalised embedding) lets the `cosine` method reuse
+    knowledge-base vectors instead of re-embedding chunks; evidence sentences are embedded here.
+    """
+    if len(claims) != len(evidence):
+        raise ValueError(f"got {len(claims)} claims but {len(evidence)} evidence lists")
+    texts = [[e.text for e in ev] for ev in evidence]
+    scores = _score(
+        [c.text for c in claims], texts, method, embedder, settings, llm,
+        entities=[c.entities for c in claims],
+        vectors=[[(chunk_vectors or {}).get(e.chunk_id) if e.chunk_id else None for e in ev] for ev in evidence],
+        invented=invented, given=given,
+    )
+    verdicts = []
+    for claim, ev, s in zip(claims, evidence, scores, strict=True):
+        best = ev[s.evidence_index] if 0 <= s.evidence_index < len(ev) else None
+        origins = tuple(dict.fromkeys(e.origin for e in ev))
+        verdicts.append(Verdict(claim, s.label, s.confidence, s.method, best, s.sentence, s.conflict, origins, s.unstated,
+                                s.reason if s.label.flagged else ""))
+    return verdicts
+
+
+def score_pairs(
+    claims: Sequence[str],
+    evidences: Sequence[Sequence[str]],
+    method: str = "default",
+    embedder: Any = None,
+    settings: Any = None,
+    llm: Any = None,
+) -> list[PairScore]:
+    """For evaluation: each claim string judged against its list of evidence strings.
+
+    Returns one PairScore(label, confidence, conflict, sentence, evidence_index, method) per claim;
+    `confidence` is P(supported) in [0, 1] (for `cosine`, the max cosine clipped to [0, 1]).
+    """
+    if len(claims) != len(evidences):
+        raise ValueError(f"got {len(claims)} claims but {len(evidences)} evidence lists")
+    if embedder is None:
+        from pipeline.embed import load_embedder
+
+        embedder = load_embedder("")
+    if settings is None:
+        from config.settings import load_settings
+
+        settings = load_settings(env={})
+    return _score(list(claims), [list(e) for e in evidences], method, embedder, settings, llm)
+
+
+def _score(claims, evidences, method, embedder, settings, llm, entities=None, vectors=None, invented=None,
+           given="") -> list[PairScore]:
+    if method not in METHODS:
+        raise ValueError(f"unknown verify method {method!r}; expected one of {', '.join(METHODS)}")
+    if method == "cosine":
+        return _cosine(claims, evidences, embedder, settings, vectors)
+    aligned = analyse(claims, evidences, embedder, entities=entities, invented=invented, given=given)
+    # `default` uses the trained verifier when one is present and settings.verifier_in_default holds
+    # (decided on held-out figures, docs/verifier.md); `verify_method = "model"` uses it regardless.
+    wants_model = method == "model" or (method != "combiner" and bool(settings.verifier_in_default))
+    verifier = _verifier(settings, required=method == "model") if wants_model else None
+    if verifier is None:
+        default = decide(aligned, probabilities(aligned), settings, "combiner" if method == "combiner" else "default")
+    else:
+        default = decide_with_model(aligned, verifier, settings, "model" if method == "model" else "default")
+    if method in ("combiner", "model"):
+        return default
+    if method == "llm" and llm is not None:
+        return [_llm_verdict(a, evidences[i], d, llm, settings) for i, (a, d) in enumerate(zip(aligned, default, strict=True))]
+    if method == "nli":
+        return _nli(aligned, evidences, default, settings)
+    return default
+
+
+# --------------------------------------------------------------------------- cosine baseline
+
+
+def _cosine(claims, evidences, embedder, settings, vectors=None) -> list[PairScore]:
+    unique = list(dict.fromkeys([*claims, *(t for ev in evidences for t in ev)]))
+    table = dict(zip(unique, embedder.encode(unique), strict=True)) if unique else {}
+    out = []
+    for i, (claim, ev) in enumerate(zip(claims, evidences, strict=True)):
+        if not ev:
+            out.append(PairScore(Label.UNSUPPORTED, 0.0, method="cosine"))
+            continue
+        given = vectors[i] if vectors else [None] * len(ev)
+        sims = [float(table[claim] @ (g if g is not None else table[t])) for t, g in zip(ev, given, strict=True)]
+        j = int(np.argmax(sims))
+        best = sims[j]
+        label = (
+            Label.SUPPORTED if best >= settings.cosine_supported
+            else Label.UNCERTAIN if best >= settings.cosine_uncertain
+            else Label.UNSUPPORTED
+        )
+        out.append(PairScore(label, float(min(1.0, max(0.0, best))), "", ev[j], j, "cosine"))
+    return out
+
+
+
+# --------------------------------------------------------------------------- llm
+
+
+_LLM_SYSTEM = (
+    "You check one factual claim against numbered evidence sentences. Answer only with JSON: "
+    '{"label": "supported" | "contradicted" | "unknown", "evidence_id": <number of the sentence that decides, or 0>, '
+    '"reason": "<one short sentence>"}. "supported" only if the evidence states the claim, with the same numbers, '
+    'dates and names; "contradicted" if the evidence states something incompatible; otherwise "unknown".'
+)
+_LLM_LABELS = {
+    "supported": Label.SUPPORTED, "supports": Label.SUPPORTED, "contradicted": Label.CONTRADICTED,
+    "refuted": Label.CONTRADICTED, "contradicts": Label.CONTRADICTED, "unknown": Label.UNSUPPORTED,
+    "unsupported": Label.UNSUPPORTED, "not enough info": Label.UNSUPPORTED, "uncertain": Label.UNCERTAIN,
+}
+
+
+def _llm_verdict(a: Alignment, evidence: Sequence[str], fallback: PairScore, llm: Any, settings: Any) -> PairScore:
+    from pipeline.llm import LLMError
+
+    sentences = [(s, ei) for ei, text in enumerate(evidence) for s in (split_sentences(text) or [text])][:40]
+    if not sentences:
+        return fallback
+    listing = "\n".join(f"[{i}] {s}" for i, (s, _) in enumerate(sentences, 1))
+    user = f"Claim: {a.claim}\n\nEvidence:\n{listing}"
+    try:
+        raw = llm.complete(_LLM_SYSTEM, user, max_tokens=200, json_mode=True)
+        reply = json.loads(re.sub(r"^```(?:json)?|```$", "", raw.strip()).strip())
+        label = _LLM_LABELS[str(reply["label"]).strip().lower()]
+        eid = int(reply.get("evidence_id") or 0)
+    except (LLMError, ValueError, KeyError, TypeError, AttributeError):
+        return fallback
+    if not 0 <= eid <= len(sentences):
+        return fallback
+    sentence, ei = sentences[eid - 1] if eid else (fallback.sentence, fallback.evidence_index)
+    confidence = {Label.SUPPORTED: 0.9, Label.UNCERTAIN: 0.4, Label.UNSUPPORTED: 0.2, Label.CONTRADICTED: 0.05}[label]
+    conflict = (a.conflict or fallback.conflict) if label is Label.CONTRADICTED else ""
+    return PairScore(label, confidence, conflict, sentence, ei, "llm")
+
+
+# --------------------------------------------------------------------------- nli
+
+
+@functools.cache
+def load_nli(path: str):
+    """A sentence-transformers CrossEncoder for NLI from a local path (no hub downloads)."""
+    if not path:
+        raise ValueError("verify method 'nli' needs settings.nli_model: a local path to a CrossEncoder NLI model")
+    if not Path(path).expanduser().exists():
+        raise ValueError(f"nli_model {path!r} does not exist (a local directory of a CrossEncoder is expected)")
+    try:
+        from sentence_transformers import CrossEncoder
+
+        model = CrossEncoder(str(Path(path).expanduser()), device="cpu", local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - any loading failure is reported with the path
+        raise ValueError(f"nli_model {path!r} could not be loaded as a CrossEncoder: {exc}") from exc
+    labels = {int(k): str(v).lower() for k, v in getattr(model.config, "id2label", {}).items()}
+    return model, labels
+
+
+def _nli(aligned: Sequence[Alignment], evidences, default: Sequence[PairScore], settings: Any) -> list[PairScore]:
+    model, labels = load_nli(str(settings.nli_model))
+    index = {name: i for i, name in labels.items()}
+    ent = next((i for n, i in index.items() if n.startswith("entail")), 1)
+    con = next((i for n, i in index.items() if n.startswith("contra")), 0)
+    pairs = [(a.sentence, a.claim) for a in aligned if a.sentence]
+    logits = np.asarray(model.predict(pairs, convert_to_numpy=True)) if pairs else np.zeros((0, 3))
+    out, k = [], 0
+    for a, d in zip(aligned, default, strict=True):
+        if not a.sentence:
+            out.append(d)
+            continue
+        z = logits[k] - logits[k].max()
+        k += 1
+        probs = np.exp(z) / np.exp(z).sum()
+        p_ent, p_con = float(probs[ent]), float(probs[con])
+        if p_con > 0.5 or (a.conflict and p_ent < settings.supported_threshold):
+            label, conflict = Label.CONTRADICTED, a.conflict
+        elif p_ent >= settings.supported_threshold:
+            label, conflict = Label.SUPPORTED, ""
+        elif p_ent >= settings.uncertain_threshold:
+            label, conflict = Label.UNCERTAIN, ""
+        else:
+            label, conflict = Label.UNSUPPORTED, ""
+        out.append(PairScore(label, p_ent, conflict, a.sentence, a.evidence_index, "nli"))
+    return out

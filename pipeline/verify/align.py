@@ -1,0 +1,390 @@
+"""Alignment: for each claim, the evidence sentence or window it is about, and the symbolic signals
+(numbers, dates, names, codes, negation, direction) comparing the two. No decision is taken here."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pipeline import numbers
+from pipeline.verify import meaning
+
+MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
+MEANING_CANDIDATES = 3  # aligned sentences/windows read for names in place, flips and added content
+MEANING_MIN_SIMILARITY = 0.5  # … when at least this similar to the claim (cosine)
+EXTRA_MIN_GAIN = 0.0  # added content counts when dropping it brings the claim at least this much closer to its evidence
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_SUBSCRIPT_GAP = re.compile(r"(?<=[a-z]) (?=\d)")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-'’]*")
+_STOP = frozenset(
+    "a an the of in on at to for from by with and or but as is are was were be been being has have had do does "
+    "did that this these those it its their there than then which who whom whose what when where while also "
+    "not no can could may might will would shall should into over under about after before between among "
+    "more most less such only very much many some any each other both all per via we our they them he she his her".split()
+)
+_NEGATIONS = frozenset("not no never none neither nor without cannot can't don't doesn't didn't isn't aren't wasn't weren't won't lack lacks lacking fail fails failed absence absent unable".split())
+_UP = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enhanc", "improv", "promot", "boost", "accelerat", "grow", "grew", "gain", "raise", "larger", "more ", "exceed", "stimulat", "activat", "induc", "upregulat", "warm")
+_DOWN = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
+_NAME_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
+_TYPE_GROUP = {"GPE": "PLACE", "LOC": "PLACE", "NORP": "PLACE", "FAC": "PLACE"}
+_HARD_KINDS = frozenset({"year", "decade", "percent", "number", "month"})
+
+SYMBOLIC_FEATURES = (
+    "cos_best", "cos_second", "cos_passage_mean", "coverage", "absent_words", "salient_n", "salient_absent",
+    "num_n", "num_matched", "num_conflict", "num_absent", "ent_n", "ent_matched", "ent_conflict",
+    "ent_absent", "salient_frac_absent", "salient_conflict", "num_soft_conflict", "negation_mismatch", "direction_mismatch", "claim_len", "best_len",
+)
+
+
+
+
+@dataclass
+class Alignment:
+    """What `analyse` found for one claim: the best evidence sentence/window and the symbolic signals."""
+
+    claim: str
+    sentence: str = ""
+    evidence_index: int = -1
+    features: dict[str, float] = field(default_factory=dict)
+    conflict: str = ""
+    conflict_kind: str = ""  # "number" | "entity" | ""
+    u: np.ndarray | None = None
+    v: np.ndarray | None = None
+    candidates: list[tuple[str, int, float]] = field(default_factory=list)  # (text, evidence index, cosine), best first
+    unconfirmed: str = ""  # a number of the claim (in digits) that the evidence nowhere states
+    unnamed: str = ""  # a name of the claim that the evidence nowhere mentions
+    invented: str = ""  # a name of the claim that no document of the knowledge base mentions
+    name: str = ""  # a name of the claim the evidence lacks, where the aligned sentence has …
+    name_rival: str = ""  # … this other name in its place
+    flip: str = ""  # the evidence's words where a predicate of the claim is negated or reversed
+    extra: str = ""  # content of the claim that no evidence passage states
+
+
+
+def split_sentences(text: str) -> list[str]:
+    """Evidence text split into sentences (a fast rule; evidence is prose or one sentence per line)."""
+    out = []
+    for line in text.splitlines():
+        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower().strip("'’-") for w in _WORD.findall(text)]
+
+
+def _stem(word: str) -> str:
+    return word[:6] if len(word) > 6 else word
+
+
+def _content(text: str) -> set[str]:
+    return {_stem(w) for w in _words(text) if len(w) > 2 and w not in _STOP}
+
+
+def _candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, int]]:
+    """Evidence sentences most like the claim (by shared words), plus two-sentence windows around them."""
+    claim_words = _content(claim)
+    scored = []
+    for ei, text in enumerate(evidence):
+        sentences = split_sentences(text) or [text]
+        for si, sentence in enumerate(sentences):
+            overlap = len(claim_words & _content(sentence)) / (1 + math.log1p(len(sentence) / 80))
+            scored.append((overlap, -len(scored), ei, si, sentences))
+    scored.sort(reverse=True)
+    keep = scored[:MAX_SENTENCES]
+    out: dict[str, int] = {}
+    for _, _, ei, si, sentences in keep:
+        out.setdefault(sentences[si], ei)
+    for rank, (_, _, ei, si, sentences) in enumerate(keep[:3]):
+        if si + 1 < len(sentences):
+            out.setdefault(sentences[si] + " " + sentences[si + 1], ei)
+        if rank == 0 and si > 0:
+            out.setdefault(sentences[si - 1] + " " + sentences[si], ei)
+    return list(out.items())
+
+
+def _acronyms(text: str) -> dict[str, str]:
+    """Abbreviations a text defines: "chronic kidney disease (CKD)" → {"ckd": "chronic kidney disease"}."""
+    found = {}
+    for m in re.finditer(r"\(([A-Z][A-Za-z0-9\-]{1,9})\)", text):
+        short = m.group(1)
+        letters = [c for c in short if c.isupper()]
+        before = _WORD.findall(text[max(0, m.start() - 120):m.start()])
+        if letters and len(before) >= len(letters):
+            found[short.lower()] = " ".join(before[-len(letters):]).lower()
+    return found
+
+
+def _name_present(name: str, passage_lower: str, passage_words: set[str], acronyms: dict[str, str]) -> bool:
+    name = re.sub(r"^the\s+|['’]s$", "", name.strip(), flags=re.IGNORECASE).lower()
+    if not name:
+        return True
+    if name in passage_lower or name.replace("-", "") in passage_lower.replace("-", ""):
+        return True
+    if any(c.isdigit() for c in name) and name.replace(" ", "") in _SUBSCRIPT_GAP.sub("", passage_lower):
+        return True  # "CO2" where Wikipedia's text has "CO 2" (a subscript)
+    if name in acronyms:
+        return True
+    long_forms = {v: k for k, v in acronyms.items()}
+    if name in long_forms:
+        return True
+    tokens = [_stem(w) for w in _words(name) if len(w) > 2 and w not in _STOP]
+    if tokens and all(t in passage_words for t in tokens):
+        return True
+    initials = "".join(w[0] for w in _words(name) if w not in _STOP)
+    return len(initials) >= 2 and re.search(rf"\b{re.escape(initials)}\b", passage_lower) is not None
+
+
+def _direction(text: str) -> int:
+    low = " " + text.lower() + " "
+    up = sum(low.count(" " + w) for w in _UP)
+    down = sum(low.count(" " + w) for w in _DOWN)
+    return (up > down) - (down > up)
+
+
+_ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly)\b[,:;.!]", re.IGNORECASE)
+
+
+def _negated(text: str) -> bool:
+    words = _words(_ANSWER_WORD.sub("", text))  # "No, X isn't Y" negates once
+    return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
+
+
+def _salient(claim: str) -> list[str]:
+    """Tokens of the claim that name something: mid-sentence capitals, acronyms, letters mixed with digits."""
+    out = []
+    for i, m in enumerate(_WORD.finditer(claim)):
+        w = m.group(0)
+        has_digit = any(c.isdigit() for c in w) and any(c.isalpha() for c in w)
+        caps = sum(c.isupper() for c in w)
+        if has_digit or caps >= 2 or (i > 0 and w[:1].isupper() and w.lower() not in _STOP):
+            out.append(w)
+    return out
+
+
+def _label_before(text: str, value: numbers.Value) -> str:
+    """The word a bare number labels ("kinase" in "kinase 2", "phase" in "phase 3"), lowercased, or ''."""
+    m = re.search(r"([A-Za-z][A-Za-z\-]{2,})\s+$", text[:value.start])
+    word = m.group(1).lower() if m else ""
+    return "" if word in _STOP else word
+
+
+def _under_label(claim: str, value: numbers.Value, passage: str, passage_values: list) -> list[numbers.Value]:
+    """The passage's numbers under the label of the claim's number: for "type 2 diabetes", those of
+    "type 1" or "type 2" in the passage (not "interleukin 2"). Empty when the number has no label."""
+    label = _label_before(claim, value)
+    if value.kind != "number" or not label:
+        return []
+    return [e for e in passage_values if e.kind == "number" and _label_before(passage, e) == label]
+
+
+def _shape(token: str) -> str:
+    return re.sub(r"\d+", "0", token.lower())
+
+
+_CODE = re.compile(r"\b[A-Za-z0-9][A-Za-z0-9\-]*\d[A-Za-z0-9\-]*\b")
+
+
+def _codes(text: str) -> set[str]:
+    """Tokens that mix letters and digits: "6q21", "H1N1", "CD4", "IL-6"."""
+    return {t for t in _CODE.findall(text) if re.search(r"[A-Za-z]", t)}
+
+
+def _code_rival(claim: str, passage: str) -> str:
+    """A code of the same shape as one of the claim's that the passage has instead ("6q21" for "7q21",
+    "H5N1" for "H1N1"): letters the same, digits different, the claim's code nowhere in the passage."""
+    passage_codes, claim_codes = _codes(passage), _codes(claim)
+    lowered, passage_lower = {c.lower() for c in claim_codes}, passage.lower()
+    for code in claim_codes:
+        if code.lower() in passage_lower:
+            continue
+        rival = next((t for t in sorted(passage_codes) if _shape(t) == _shape(code) and t.lower() not in lowered), "")
+        if rival:
+            return rival
+    return ""
+
+
+def analyse(
+    claims: Sequence[str],
+    evidences: Sequence[Sequence[str]],
+    embedder: Any,
+    entities: Sequence[Sequence[tuple[str, str]]] | None = None,
+    invented: Sequence[Sequence[str]] | None = None,
+    given: str = "",
+) -> list[Alignment]:
+    """Align each claim with its best evidence sentence or window and compute the symbolic signals.
+    `invented` lists, per claim, its names that no document of the knowledge base mentions (looked
+    up by the caller); `given` is text whose words a claim may repeat without stating news (the question)."""
+    from pipeline.claims import load_nlp
+
+    nlp = load_nlp()
+    if entities is None:
+        entities = [tuple((e.text, e.label_) for e in doc.ents) for doc in nlp.pipe(claims)]
+    candidates = [_candidates(c, ev) for c, ev in zip(claims, evidences, strict=True)]
+    unique = list(dict.fromkeys([*claims, *(t for cands in candidates for t, _ in cands)]))
+    table = dict(zip(unique, embedder.encode(unique), strict=True)) if unique else {}
+    results: list[Alignment] = []
+    for claim, cands in zip(claims, candidates, strict=True):
+        a = Alignment(claim, u=table[claim])
+        if cands:
+            sims = np.array([float(table[claim] @ table[t]) for t, _ in cands])
+            order = np.argsort(-sims)
+            # prefer the single sentence unless a window is clearly better
+            j = int(order[0])
+            a.sentence, a.evidence_index = cands[j]
+            a.candidates = [(cands[k][0], cands[k][1], float(sims[k])) for k in order]
+            a.v = table[a.sentence]
+            a.features.update(
+                cos_best=float(sims[j]),
+                cos_second=float(sims[order[1]]) if len(order) > 1 else float(sims[j]),
+                cos_passage_mean=float(np.mean(sims[order[:3]])),
+            )
+        else:
+            a.v = np.zeros_like(table[claim])
+            a.features.update(cos_best=0.0, cos_second=0.0, cos_passage_mean=0.0)
+        results.append(a)
+    aligned_docs = list(nlp.pipe(a.sentence for a in results))
+    for i, (a, ev, ents, doc) in enumerate(zip(results, evidences, entities, aligned_docs, strict=True)):
+        _symbolic(a, " ".join(ev), ents, doc)
+        _meaning(a, ev, list(invented[i]) if invented else [], given)
+    _keep_extras_that_matter(results, embedder)
+    return results
+
+
+def _keep_extras_that_matter(aligned: Sequence[Alignment], embedder: Any) -> None:
+    """Keep an added-content signal only where the claim, without that content, matches its aligned
+    evidence better by at least EXTRA_MIN_GAIN (cosine): a paraphrase ("came into the world" for
+    "was born") loses nothing when its words are dropped; an added detail was what kept it apart."""
+    todo = [a for a in aligned if a.extra and a.v is not None]
+    if not todo:
+        return
+    reduced = [" ".join(a.claim.replace(a.extra, " ").split()) for a in todo]
+    for a, vector in zip(todo, embedder.encode(reduced), strict=True):
+        gain = float(vector @ a.v) - a.features.get("cos_best", 0.0)
+        a.features["extra_gain"] = gain
+        if gain < EXTRA_MIN_GAIN:
+            a.extra = ""
+
+def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: str) -> None:
+    """Fill the name, polarity and added-content signals (`pipeline.verify.meaning`)."""
+    if not a.sentence:
+        a.invented = invented[0] if invented else ""
+        return
+    from pipeline.claims import strip_citations
+
+    claim = strip_citations(a.claim)
+    about = [text for text, _, cos in a.candidates[:MEANING_CANDIDATES] if cos >= MEANING_MIN_SIMILARITY]
+    passages = list(dict.fromkeys(evidence[ei] for _, ei, _ in a.candidates[:MEANING_CANDIDATES] if 0 <= ei < len(evidence)))
+    a.invented = invented[0] if invented else ""
+    for sentence in about or [a.sentence]:
+        a.name, a.name_rival = meaning.name_in_place(claim, " ".join(passages), sentence)
+        if a.name_rival:
+            break
+    a.flip = meaning.flipped(claim, about)
+    a.extra = meaning.unstated_details(claim, passages, given)
+
+
+def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
+    """Fill `a.features` with the number/entity/negation/direction checks against the evidence."""
+    from pipeline.claims import strip_citations
+
+    claim = strip_citations(a.claim)
+    passage_lower = passage.lower()
+    passage_words = _content(passage)
+    acronyms = _acronyms(passage)
+    words = _content(claim)
+    absent_words = [w for w in words if w not in passage_words]
+    salient = _salient(claim)
+    salient_absent = [s for s in salient if not _name_present(s, passage_lower, passage_words, acronyms)]
+    a.unnamed = next((s for s in salient_absent if sum(c.isupper() or c.isdigit() for c in s) >= 2), "")  # an acronym or code
+    claim_tokens = {w.lower() for w in _WORD.findall(claim)}
+    rivals = [s for s in _salient(a.sentence) if s.lower() not in claim_tokens and not _name_present(s, claim.lower(), words, {})]
+    f = a.features
+    f.update(
+        salient_frac_absent=len(salient_absent) / max(1, len(salient)),
+        salient_conflict=float(bool(salient_absent) and bool(rivals)),
+        coverage=1.0 - len(absent_words) / max(1, len(words)),
+        absent_words=float(min(len(absent_words), 8)),
+        salient_n=float(min(len(salient), 8)),
+        salient_absent=float(min(len(salient_absent), 8)),
+    )
+    # numbers, dates, percentages
+    claim_values = numbers.extract_values(claim)
+    passage_values = numbers.extract_values(passage)
+    aligned_values = numbers.extract_values(a.sentence)
+    matched = conflict = absent = soft = 0
+    near = " ".join(text for text, _, _ in a.candidates)  # the sentences most like the claim
+    near_values = numbers.extract_values(near)
+    for value in claim_values:
+        labelled = _under_label(claim, value, passage, passage_values)  # "type 2" is stated only as "type 2"
+        here = None if numbers.present(value, aligned_values) else next(
+            (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)), None)
+        if here is not None:  # the sentence the claim is about has another value where the claim's stands
+            conflict += 1
+            if not a.conflict and value.kind in _HARD_KINDS:
+                a.conflict, a.conflict_kind = here.text, "number"
+            continue
+        if numbers.present(value, labelled or passage_values):
+            matched += 1
+            near_labelled = _under_label(claim, value, near, near_values)
+            if not numbers.present(value, near_labelled or near_values) and not a.unconfirmed \
+                    and any(c.isdigit() for c in value.text):
+                a.unconfirmed = value.text  # stated somewhere in the passages, but not where the claim's matter is
+            continue
+        if not a.unconfirmed and any(c.isdigit() for c in value.text):
+            a.unconfirmed = value.text
+        soft += any(e.kind in ("number", "percent", "year", "decade") and not numbers.present(e, claim_values) for e in aligned_values)
+        rival = next(
+            (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)),
+            None,
+        ) or next((e for e in labelled if e.value != value.value), None)
+        if rival is not None:
+            conflict += 1
+            if not a.conflict and value.kind in _HARD_KINDS:
+                a.conflict, a.conflict_kind = rival.text, "number"
+        else:
+            absent += 1
+    code = _code_rival(claim, passage)
+    if code:
+        conflict += 1
+        if not a.conflict:
+            a.conflict, a.conflict_kind = code, "number"
+    f.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched), num_conflict=float(conflict), num_absent=float(absent))
+    # named entities
+    names = [(t, label) for t, label in claim_ents if label in _NAME_TYPES]
+    claim_lower = claim.lower()
+    e_matched = e_conflict = e_absent = 0
+    for text, label in names:
+        if _name_present(text, passage_lower, passage_words, acronyms):
+            e_matched += 1
+            continue
+        a.unnamed = a.unnamed or text
+        group = _TYPE_GROUP.get(label, label)
+        rival = next(
+            (
+                e.text for e in aligned_doc.ents
+                if _TYPE_GROUP.get(e.label_, e.label_) == group and e.text.lower() not in claim_lower
+                and not _name_present(e.text, claim_lower, _content(claim), {})
+            ),
+            None,
+        )
+        if rival:
+            e_conflict += 1
+            if not a.conflict:
+                a.conflict, a.conflict_kind = rival, "entity"
+        else:
+            e_absent += 1
+    f.update(ent_n=float(len(names)), ent_matched=float(e_matched), ent_conflict=float(e_conflict), ent_absent=float(e_absent))
+    claim_dir, ev_dir = _direction(claim), _direction(a.sentence)
+    f.update(
+        negation_mismatch=float(bool(a.sentence) and _negated(claim) != _negated(a.sentence)),
+        direction_mismatch=float(claim_dir != 0 and ev_dir != 0 and claim_dir != ev_dir),
+        claim_len=min(len(_words(claim)), 60) / 60,
+        best_len=min(len(_words(a.sentence)), 120) / 120,
+    )
+

@@ -1,0 +1,269 @@
+"""Checks of what a claim *means* against its aligned evidence, beyond its numbers: a name the evidence
+has in the claim's place, a predicate whose polarity or direction is flipped, and content the claim
+adds that no evidence passage states. Each check returns the words a footnote quotes, or ''.
+
+All three read spaCy parses (cached by text) and plain strings; none does I/O or decides a label.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+
+from pipeline import names as namelib
+
+# Predicates whose lemmas are opposites: one in the claim where the evidence has the other flips it.
+OPPOSITES = (
+    ("allow", "forbid"), ("allow", "prohibit"), ("allow", "disallow"), ("permit", "forbid"), ("permit", "prohibit"),
+    ("allowed", "prohibited"), ("allowed", "forbidden"), ("required", "optional"), ("require", "optional"),
+    ("mandatory", "optional"), ("paid", "unpaid"), ("enable", "disable"), ("enabled", "disabled"),
+    ("supported", "unsupported"), ("synchronous", "asynchronous"), ("before", "after"), ("increase", "decrease"),
+    ("increase", "reduce"), ("include", "exclude"), ("accept", "reject"), ("public", "private"),
+    ("always", "never"), ("keep", "forfeit"), ("valid", "invalid"), ("available", "unavailable"),
+    ("encrypted", "unencrypted"), ("secure", "insecure"), ("automatic", "manual"), ("automatically", "manually"),
+    ("succeed", "fail"), ("approve", "reject"), ("approve", "deny"), ("grant", "deny"), ("wrap", "unwrap"),
+)
+# Verbs that negate what they govern: "prohibits agencies from accepting" ≈ "agencies may not accept".
+_NEGATING_HEADS = frozenset("prohibit forbid prevent stop avoid refuse fail deny block disallow lack".split())
+_OPPOSITE: dict[str, set[str]] = {}
+for _a, _b in OPPOSITES:
+    _OPPOSITE.setdefault(_a, set()).add(_b)
+    _OPPOSITE.setdefault(_b, set()).add(_a)
+# Lemmas that carry no predicate of their own (auxiliaries, light verbs).
+_LIGHT = frozenset("be have do can could may might must shall should will would get make let need go take say use".split())
+_NEG_WORDS = frozenset({"not", "n't", "never", "nobody", "nothing", "neither", "nor", "cannot"})
+_ANSWER_WORD = re.compile(r"^(?:no|yes|not always|not quite|not exactly|not really|correct|right)\b[,:;.!]?\s*", re.IGNORECASE)
+_CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
+# Words an answer adds while paraphrasing that state nothing new.
+_GENERIC = frozenset(
+    "also just really actually simply still even instead already usually generally typically often always "
+    "example instance case way thing things part kind type sort lot number amount time times able possible "
+    "directly specifically particular certain various different several other another following like "
+    "want need mean means make makes made get gets give gives given take takes put puts use used uses using "
+    "called call calls known name named available new first etc well one ones".split()
+)
+
+
+@functools.lru_cache(maxsize=8192)
+def parse(text: str):
+    """The spaCy parse of `text` (cached: evidence sentences recur across claims and answers)."""
+    from pipeline.claims import load_nlp, mask_dots
+
+    doc = load_nlp()(mask_dots(text))
+    doc.user_data["text"] = text  # the masked dots are "_" in doc.text; quotes come from here
+    return doc
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    return word[:5] if len(word) > 5 else word
+
+
+def _negated(token) -> bool:
+    """Whether `token` (a predicate) is said in the negative: a negation dependent on it ("is not
+    paid"), "without" governing it, or a negated or negating verb above it in the same statement
+    ("doesn't let agencies accept", "prohibits agencies from accepting"); an odd count of these."""
+    count, t = 0, token
+    for _ in range(4):
+        count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") for c in t.children)
+        head = t.head
+        if head is t:
+            break
+        if t.dep_ in ("pcomp", "pobj") and (head.lower_ == "without" or (head.lower_ == "of" and head.head.lower_ == "instead")):
+            count += 1
+        if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj"):
+            break
+        if head.lemma_.lower() in _NEGATING_HEADS and t.dep_ != "prep":
+            count += 1
+        t = head
+    return count % 2 == 1
+
+
+def _arguments(token) -> set[str]:
+    """The content lemmas of a predicate's clause, the predicate itself left out."""
+    words = {w.lemma_.lower() for w in token.subtree if w.pos_ in _CONTENT_POS and not w.is_stop and w.i != token.i}
+    return words | _subject_words(token)
+
+
+def _same_arguments(t, e, t_args: set[str], e_args: set[str]) -> bool:
+    """Whether two predicates are about the same things: their clauses share two content words, or
+    one where neither has a subject with content (imperatives: "Don't turn off your computer")."""
+    shared = len(t_args & e_args)
+    return shared >= 2 or (shared == 1 and not _subject_words(t) and not _subject_words(e))
+
+
+def _subject(token):
+    for t in [token, token.head]:
+        for c in t.children:
+            if c.dep_ in ("nsubj", "nsubjpass", "csubj"):
+                return c
+    return None
+
+
+def _same_subject(t, e, t_args: set[str], e_args: set[str]) -> bool:
+    """Whether two predicates are said of the same thing: where both have a subject with content,
+    each subject's words occur in the other's clause (active or passive), and where both subjects
+    carry a modifier ("award leave", "annual leave"), they share one."""
+    ts, es = _subject(t), _subject(e)
+    t_words, e_words = _subject_words(t), _subject_words(e)
+    if not (ts is not None and es is not None and t_words and e_words):
+        return True
+    if not (t_words & e_args and e_words & t_args):
+        return False
+    t_mods = {c.lemma_.lower() for c in ts.children if c.dep_ in ("compound", "amod")}
+    e_mods = {c.lemma_.lower() for c in es.children if c.dep_ in ("compound", "amod")}
+    return not (t_mods and e_mods and not t_mods & e_mods)
+
+
+def _quoted(token) -> bool:
+    """Whether `token` sits inside quotation marks ("405 Method not allowed")."""
+    before = token.doc.text[:token.idx]
+    return sum(before.count(q) for q in ('"', "“", "”")) % 2 == 1
+
+
+def _lemma(token) -> str:
+    lemma = token.lemma_.lower()
+    return token.lower_ if token.lower_ in _OPPOSITE else lemma
+
+
+def _predicates(doc) -> list:
+    return [t for t in doc if (t.pos_ in ("VERB", "ADJ") or (t.pos_ == "ADP" and t.lower_ in ("before", "after")))
+            and _lemma(t) not in _LIGHT]
+
+
+def _subject_words(token) -> set[str]:
+    """The content lemmas of the subject of `token`'s clause (empty when it has none)."""
+    for t in [token, token.head]:
+        for c in t.children:
+            if c.dep_ in ("nsubj", "nsubjpass", "csubj"):
+                return {w.lemma_.lower() for w in c.subtree if w.pos_ in _CONTENT_POS and not w.is_stop}
+    return set()
+
+
+def _clause(token, limit: int = 20) -> str:
+    """The source's own words for a predicate: its clause (subject, negation, auxiliaries, complements),
+    cut after `limit` words."""
+    doc = token.doc
+    head = token.head if token.dep_ in ("acomp", "xcomp", "attr") and token.head.lemma_ in _LIGHT else token
+    span = [t.i for t in token.subtree] + [c.i for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "neg", "aux", "auxpass")]
+    span += [t.i for c in head.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree]
+    left, right = min(span), max(span) + 1
+    right = min(right, left + limit)
+    while right > left + 1 and doc[right - 1].is_punct:
+        right -= 1
+    return doc.user_data.get("text", doc.text)[doc[left].idx:doc[right - 1].idx + len(doc[right - 1].text)]
+
+
+def flipped(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's words where a predicate of the claim is negated, or replaced by its opposite,
+    about the same thing ('plugins are designed to not perform any I/O' for 'plugins perform I/O');
+    '' when every predicate the claim shares with the evidence has the same polarity there. "The same
+    thing": the two share a word of their clauses besides the predicate, and a subject both name
+    has a word in common."""
+    claim_doc = parse(_ANSWER_WORD.sub("", claim))
+    sentence_docs = [parse(s) for s in sentences if s]
+    for t in _predicates(claim_doc):
+        lemma, negated = _lemma(t), _negated(t)
+        arguments = _arguments(t)
+        agree, disagree = False, None
+        for doc in sentence_docs:
+            for e in _predicates(doc):
+                e_lemma = _lemma(e)
+                if e_lemma == lemma:
+                    flips = _negated(e) != negated
+                elif e_lemma in _OPPOSITE.get(lemma, ()):
+                    flips = _negated(e) == negated
+                else:
+                    continue
+                if _quoted(e) or not _same_arguments(t, e, arguments, _arguments(e)):
+                    continue  # a name in quotes, or the same verb about something else
+                if not _same_subject(t, e, arguments, _arguments(e)):
+                    continue  # another subject's predicate ("award leave" / "annual leave")
+                if flips:
+                    disagree = disagree or e
+                else:
+                    agree = True
+        if disagree is not None and not agree:
+            return _clause(disagree)
+    return ""
+
+
+def name_in_place(claim: str, passage: str, sentence: str, known: Iterable[str] = ()) -> tuple[str, str]:
+    """(the claim's name, the evidence's name in its place) when a name of the claim is nowhere in the
+    evidence `passage` and the aligned `sentence` has another name between the same words
+    ("conducted in Microsoft Teams" / "conducted in Google Meet"); ('', '') otherwise."""
+    claim_names = [n for n in namelib.names(claim) if not namelib.mentions(n.text, passage)]
+    if not claim_names:
+        return "", ""
+    known_keys = {namelib.normal(k) for k in known}
+    rivals = [n for n in namelib.names(sentence) if not namelib.mentions(n.text, claim)]
+    bools = [(b, m.start()) for m in re.finditer(r"\b(?:True|False)\b", sentence) for b in [m.group(0)]]
+    best: tuple[int, str, str] = (0, "", "")
+    for name in claim_names:
+        if name.key in known_keys:
+            continue
+        left, right = _context(claim, name.start, name.start + len(name.text))
+        for rival in rivals:
+            if rival.kind != name.kind and not (rival.kind == "code" or name.kind == "code"):
+                continue
+            r_left, r_right = _context(sentence, rival.start, rival.start + len(rival.text))
+            score = 2 * (left[-1:] == r_left[-1:] and bool(left)) + 2 * (right[:1] == r_right[:1] and bool(right))
+            score += len(set(left) & set(r_left)) + len(set(right) & set(r_right))
+            if score >= 3 and score > best[0]:
+                best = (score, name.text, rival.text)
+    for word in re.findall(r"\b(?:True|False)\b", claim):
+        if word not in sentence:
+            left, right = _context(claim, claim.index(word), claim.index(word) + len(word))
+            for b, start in bools:
+                if b != word:
+                    r_left, _ = _context(sentence, start, start + len(b))
+                    if set(left[-2:]) & set(r_left[-2:]):
+                        return word, b
+    return best[1], best[2]
+
+
+def _context(text: str, start: int, end: int, n: int = 3) -> tuple[list[str], list[str]]:
+    """The n lowercased words before and after text[start:end]."""
+    left = re.findall(r"[a-z0-9_]+", text[:start].lower())[-n:]
+    right = re.findall(r"[a-z0-9_]+", text[end:].lower())[:n]
+    return left, right
+
+
+def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> str:
+    """The words of the longest run of the claim's content that no passage (nor the question, `given`)
+    states, when the claim adds something: a run of at least two content words, or three content
+    words in all. '' when everything it says is there (by lemma or by a 5-letter stem)."""
+    known: set[str] = set()
+    for text in [*passages, given]:
+        for w in re.findall(r"[A-Za-z0-9_]+", text):
+            known.add(w.lower())
+            known.add(_stem(w))
+    for text in passages:
+        known.update(t.lemma_.lower() for t in parse(text[:3000]))
+    doc = parse(claim)
+    content = [t for t in doc if t.pos_ in _CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
+               and any(c.isalpha() for c in t.text) and len(t.text) > 2]
+    missing = [t for t in content if t.lower_ not in known and t.lemma_.lower() not in known and _stem(t.text) not in known
+               and not _split_known(t.text, known)]
+    if not missing:
+        return ""
+    runs: list[list] = [[missing[0]]]
+    for t in missing[1:]:
+        if t.i - runs[-1][-1].i <= 3:
+            runs[-1].append(t)
+        else:
+            runs.append([t])
+    longest = max(runs, key=len)
+    if len(longest) < 2 and len(missing) < 3:
+        return ""
+    start, end = longest[0], longest[-1]
+    left = min([start.i, *(c.i for c in start.children if c.dep_ in ("det", "amod", "compound", "nummod", "poss"))])
+    text = doc.text[doc[left].idx:end.idx + len(end.text)]
+    return text if "_" not in text or "_" in claim else text.replace("_", ".")
+
+
+def _split_known(word: str, known: set[str]) -> bool:
+    """A compound written as one token ("ASGI-compatible", "url_prefix") whose parts are all known."""
+    parts = [p for p in re.split(r"[-_/.]", word.lower()) if len(p) > 2]
+    return len(parts) > 1 and all(p in known or _stem(p) in known for p in parts)

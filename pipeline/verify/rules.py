@@ -1,0 +1,168 @@
+"""The decision rules, in order: from one claim's alignment and P(supported) to its label.
+
+Every rule reads plain values (an `Alignment`'s features, conflict and sentence, a probability and
+the thresholds), so the table test in tests/test_verify_rules.py drives them with no model loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.types import Label
+from pipeline.verify.align import _DOWN, _NEGATIONS, _UP, Alignment, _direction, _negated, _words
+
+MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
+MODEL_REFUTES = 0.5  # P(refutes) at or above which (and above P(supports)) the model calls a claim CONTRADICTED
+# A conflicting value only counts when the aligned sentence is about the claim (cosine at least this):
+# a different number/date of the same kind → CONTRADICTED; a different name of the same type →
+# not SUPPORTED, and CONTRADICTED once the sentence is a near-restatement. (Measured on the open sets:
+# number conflicts at 0.5 flag 2× more false claims than true ones; entity conflicts are weaker.)
+CONFLICT_MIN_SIMILARITY = 0.5
+ENTITY_CONTRADICTS_SIMILARITY = 0.7
+CONTRADICTED_CONFIDENCE = 0.15  # upper bound on the confidence of a CONTRADICTED verdict
+# A claim that restates an evidence sentence (every content word present, aligned cosine at least
+# this, no conflicting value, same negation and direction) is SUPPORTED whatever the combiner says:
+# the combiner was trained on dataset claims, which are never copies of their evidence, and scores
+# an exact quote (what an extractive answer is) as unsupported.
+# (0.75: every content word must be there, so a swapped value or name, which is absent, never passes
+# by this rule; on perturbed/open.jsonl it fires for 1.5% of true claims and 0.3% of swapped ones.)
+RESTATEMENT_SIMILARITY = 0.75
+RESTATEMENT_CONFIDENCE = 0.9
+# A near-restatement (at least this share of the claim's content words in the evidence, aligned cosine
+# at least this) whose negation or direction is the opposite of the aligned sentence's ("never" /
+# "was", "increases" / "reduces") is CONTRADICTED. On perturbed/open.jsonl it fires for 1 of 331 true claims.
+FLIP_MIN_COVERAGE = 0.8
+FLIP_MIN_SIMILARITY = 0.7
+# A claim with a name nowhere in the evidence, where the aligned sentence has a name the claim lacks,
+# is at most UNCERTAIN when it otherwise restates that sentence (at least this share of its content
+# words in the evidence). On perturbed/open.jsonl: no true claim lost, swaps passed 0.104 → 0.099.
+NAME_SWAP_MIN_COVERAGE = 0.7
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """The decision on one claim against a list of evidence texts (see `score_pairs`)."""
+
+    label: Label
+    confidence: float
+    conflict: str = ""
+    sentence: str = ""
+    evidence_index: int = -1
+    method: str = "default"
+    unstated: str = ""  # what the claim says that the evidence never does ("2001", "WMO"), for a flagged claim
+    reason: str = ""  # why a flagged claim is flagged, as its footnote says it ("source says 2018")
+
+
+def is_restatement(a: Alignment) -> bool:
+    """The aligned evidence says what the claim says, word for word (see RESTATEMENT_SIMILARITY)."""
+    f = a.features
+    return (not a.conflict and f.get("cos_best", 0.0) >= RESTATEMENT_SIMILARITY and f.get("coverage", 0.0) >= 0.999
+            and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
+
+
+def _capped(a: Alignment, settings: Any) -> bool:
+    """Whether the claim is at most UNCERTAIN: a number of it is nowhere in the evidence
+    (settings.numbers_must_appear), a name of it is nowhere in the evidence (settings.names_must_appear,
+    off by default), or it restates the aligned sentence closely but with a name that is nowhere in
+    the evidence where the sentence has another (a swapped name the spaCy model did not type).
+    Absence lowers support; only a conflicting value contradicts."""
+    if a.unconfirmed and getattr(settings, "numbers_must_appear", True):
+        return True
+    if a.features.get("salient_absent") and getattr(settings, "names_must_appear", False):
+        return True
+    return bool(a.features.get("salient_conflict")) and a.features.get("coverage", 0.0) >= NAME_SWAP_MIN_COVERAGE
+
+
+def is_flipped(a: Alignment) -> bool:
+    """The aligned evidence says what the claim says, but negated or in the opposite direction."""
+    f = a.features
+    return (bool(f.get("negation_mismatch") or f.get("direction_mismatch"))
+            and f.get("coverage", 0.0) >= FLIP_MIN_COVERAGE and f.get("cos_best", 0.0) >= FLIP_MIN_SIMILARITY)
+
+
+def flip_quote(a: Alignment) -> str:
+    """The aligned sentence's own word for what the claim flips: its direction verb or its negation ('' if none)."""
+    words = _words(a.sentence)
+    if a.features.get("direction_mismatch"):
+        stems = _UP if _direction(a.sentence) > 0 else _DOWN
+        found = next((w for w in words if any(w.startswith(s.strip()) for s in stems)), "")
+        if found:
+            return found
+    if _negated(a.sentence):
+        return next((w for w in words if w in _NEGATIONS or w.endswith("n't")), "")
+    return ""
+
+
+def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any, method: str = "default") -> list[PairScore]:
+    """One label per claim from its alignment and P(supported): `decide_one` for each."""
+    return [decide_one(a, float(p), settings, method) for a, p in zip(aligned, probs, strict=True)]
+
+
+def decide_one(a: Alignment, p: float, settings: Any, method: str = "default") -> PairScore:
+    """The rules, in order; the first that applies decides.
+
+    1. No evidence sentence at all → UNSUPPORTED.
+    2. A name no document mentions, where the aligned evidence has another name in its place →
+       CONTRADICTED, quoting the evidence's name.
+    3. A name no document mentions → UNSUPPORTED ("no document mentions `url_prefix`").
+    4. A value (number, date, code) of the claim where the aligned evidence about it has another of
+       the same kind → CONTRADICTED ("source says 2018").
+    5. A name the evidence lacks where the aligned sentence has another between the same words →
+       CONTRADICTED ("source says Google Meet").
+    6. A predicate the evidence negates or reverses about the same subject → CONTRADICTED, quoting
+       the evidence's words; so is a near-restatement whose negation or direction is opposite.
+    7. A restatement of an evidence sentence → SUPPORTED.
+    8. A name of the same type that differs, in a less similar sentence → UNCERTAIN at most.
+    9. A number (or, with names_must_appear, a name) no evidence states → UNCERTAIN at most.
+    10. Content the claim adds that no evidence passage states → UNCERTAIN at most.
+    11. Otherwise P(supported) against supported_threshold and uncertain_threshold.
+    """
+    middle = (settings.supported_threshold + settings.uncertain_threshold) / 2
+    contradicted = min(p, CONTRADICTED_CONFIDENCE)
+
+    def verdict(label: Label, confidence: float, conflict: str = "", reason: str = "", unstated: str = "") -> PairScore:
+        return PairScore(label, confidence, conflict, a.sentence, a.evidence_index, method, unstated, reason)
+
+    if not a.sentence:
+        if a.invented:
+            return verdict(Label.UNSUPPORTED, 0.0, reason=f"no document mentions {a.invented}", unstated=a.invented)
+        return verdict(Label.UNSUPPORTED, 0.0, reason="no evidence found")
+    similarity = a.features.get("cos_best", 0.0)
+    about = similarity >= CONFLICT_MIN_SIMILARITY
+    if a.invented and a.name_rival and about and a.name == a.invented:
+        return verdict(Label.CONTRADICTED, contradicted, a.name_rival, f"source says {a.name_rival}")
+    if a.invented:
+        return verdict(Label.UNSUPPORTED, min(p, settings.uncertain_threshold / 2),
+                       reason=f"no document mentions {a.invented}", unstated=a.invented)
+    if a.conflict and about and (a.conflict_kind == "number" or similarity >= ENTITY_CONTRADICTS_SIMILARITY):
+        return verdict(Label.CONTRADICTED, contradicted, a.conflict, f"source says {a.conflict}")
+    if a.name_rival and about:
+        return verdict(Label.CONTRADICTED, contradicted, a.name_rival, f"source says {a.name_rival}")
+    if a.flip and about:
+        return verdict(Label.CONTRADICTED, contradicted, a.flip, f"source says {a.flip}")
+    if is_flipped(a):  # the source's direction word ("reduces"), or its negated sentence
+        quote = flip_quote(a) if a.features.get("direction_mismatch") else ""
+        quote = quote or (a.sentence if len(a.sentence) <= 160 else a.sentence[:157] + "...")
+        return verdict(Label.CONTRADICTED, contradicted, quote, f"source says {quote}")
+    if is_restatement(a):
+        return verdict(Label.SUPPORTED, max(p, RESTATEMENT_CONFIDENCE))
+    unstated = a.unconfirmed or a.unnamed
+    if a.conflict and about:  # a differing name in a less similar sentence
+        p = min(p, middle)
+        label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+        return verdict(label, p, reason="the sources only partly back this", unstated=unstated)
+    if _capped(a, settings):
+        p = min(p, middle)
+        reason = f"the sources never state {unstated}" if unstated else "the sources only partly back this"
+        label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+        return verdict(label, p, reason=reason, unstated=unstated)
+    if a.extra and settings.details_must_appear:
+        p = min(p, middle)
+        label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+        return verdict(label, p, reason=f"the documents don't say {a.extra}", unstated=a.extra)
+    if p >= settings.supported_threshold:
+        return verdict(Label.SUPPORTED, p)
+    label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+    return verdict(label, p, reason="the sources only partly back this", unstated=unstated)

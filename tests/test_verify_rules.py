@@ -1,0 +1,110 @@
+"""The decision rules of `pipeline.verify.rules`, driven by a table of plain inputs: no model is loaded.
+
+Each row is an alignment (the signals `pipeline.verify.align` would compute), P(supported) and the
+label, conflict and footnote reason the rules must give. The rows follow the rules' order, and a few
+rows check which of two rules that both apply wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from pipeline.types import Label
+from pipeline.verify.align import Alignment
+from pipeline.verify.rules import (
+    CONTRADICTED_CONFIDENCE,
+    RESTATEMENT_CONFIDENCE,
+    decide,
+    decide_one,
+)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    supported_threshold: float = 0.5
+    uncertain_threshold: float = 0.2
+    numbers_must_appear: bool = True
+    names_must_appear: bool = False
+    details_must_appear: bool = True
+
+
+SENTENCE = "The client accepts a base_path option that is prepended to every request."
+ABOUT = {"cos_best": 0.8, "coverage": 0.8}
+
+
+def aligned(**fields) -> Alignment:
+    features = {**ABOUT, **fields.pop("features", {})}
+    return Alignment(claim=fields.pop("claim", "a claim"), sentence=fields.pop("sentence", SENTENCE),
+                     features=features, **fields)
+
+
+TABLE = [
+    # (case, alignment, P(supported), label, conflict, reason)
+    ("no evidence sentence", aligned(sentence=""), 0.9, Label.UNSUPPORTED, "", "no evidence found"),
+    ("no evidence, invented name", aligned(sentence="", invented="url_prefix"), 0.9, Label.UNSUPPORTED, "",
+     "no document mentions url_prefix"),
+    ("invented name, evidence has another in its place", aligned(invented="url_prefix", name="url_prefix",
+     name_rival="base_path"), 0.9, Label.CONTRADICTED, "base_path", "source says base_path"),
+    ("invented name, no rival", aligned(invented="url_prefix"), 0.9, Label.UNSUPPORTED, "",
+     "no document mentions url_prefix"),
+    ("invented name, rival in an unrelated sentence", aligned(invented="url_prefix", name="url_prefix",
+     name_rival="base_path", features={"cos_best": 0.3}), 0.9, Label.UNSUPPORTED, "", "no document mentions url_prefix"),
+    ("number conflict", aligned(conflict="600", conflict_kind="number"), 0.9, Label.CONTRADICTED, "600",
+     "source says 600"),
+    ("number conflict in an unrelated sentence", aligned(conflict="600", conflict_kind="number",
+     features={"cos_best": 0.4}), 0.9, Label.SUPPORTED, "", ""),
+    ("a known name, another in its place", aligned(name="Microsoft Teams", name_rival="Google Meet"), 0.9,
+     Label.CONTRADICTED, "Google Meet", "source says Google Meet"),
+    ("flipped predicate", aligned(flip="plugins are designed to not perform any I/O"), 0.9, Label.CONTRADICTED,
+     "plugins are designed to not perform any I/O", "source says plugins are designed to not perform any I/O"),
+    ("near-restatement with the direction flipped", aligned(
+        claim="Aspirin increases the risk.", sentence="Aspirin reduces the risk.",
+        features={"negation_mismatch": 0.0, "direction_mismatch": 1.0, "coverage": 0.9}), 0.9,
+     Label.CONTRADICTED, "reduces", "source says reduces"),
+    ("restatement beats a low probability", aligned(features={"cos_best": 0.9, "coverage": 1.0}), 0.1,
+     Label.SUPPORTED, "", ""),
+    ("entity differs in a less similar sentence", aligned(conflict="Bonn", conflict_kind="entity",
+     features={"cos_best": 0.6}), 0.9, Label.UNCERTAIN, "", "the sources only partly back this"),
+    ("a number no evidence states", aligned(unconfirmed="1879"), 0.9, Label.UNCERTAIN, "",
+     "the sources never state 1879"),
+    ("added content", aligned(extra="billed to your current project"), 0.9, Label.UNCERTAIN, "",
+     "the documents don't say billed to your current project"),
+    ("added content, unlikely anyway", aligned(extra="two weeks"), 0.1, Label.UNSUPPORTED, "",
+     "the documents don't say two weeks"),
+    ("plain support", aligned(), 0.7, Label.SUPPORTED, "", ""),
+    ("partial support", aligned(), 0.3, Label.UNCERTAIN, "", "the sources only partly back this"),
+    ("no support", aligned(), 0.1, Label.UNSUPPORTED, "", "the sources only partly back this"),
+    # order: a conflicting number wins over a flip and over added content
+    ("number conflict before flip", aligned(conflict="600", conflict_kind="number", flip="is not paid",
+     extra="two weeks"), 0.9, Label.CONTRADICTED, "600", "source says 600"),
+    ("flip before restatement", aligned(flip="is not paid", features={"cos_best": 0.95, "coverage": 1.0}), 0.9,
+     Label.CONTRADICTED, "is not paid", "source says is not paid"),
+]
+
+
+@pytest.mark.parametrize(("case", "alignment", "p", "label", "conflict", "reason"), TABLE, ids=[row[0] for row in TABLE])
+def test_rules_table(case, alignment, p, label, conflict, reason):
+    verdict = decide_one(alignment, p, Thresholds())
+    assert (verdict.label, verdict.conflict, verdict.reason) == (label, conflict, reason)
+    if label is Label.CONTRADICTED:
+        assert verdict.confidence <= CONTRADICTED_CONFIDENCE
+    if label is Label.SUPPORTED and reason == "" and alignment.features.get("coverage") == 1.0:
+        assert verdict.confidence >= RESTATEMENT_CONFIDENCE
+
+
+def test_settings_switch_rules_off():
+    added = aligned(extra="two weeks")
+    assert decide_one(added, 0.9, Thresholds(details_must_appear=False)).label is Label.SUPPORTED
+    unstated = aligned(unconfirmed="1879")
+    assert decide_one(unstated, 0.9, Thresholds(numbers_must_appear=False)).label is Label.SUPPORTED
+    named = aligned(unnamed="WMO", features={"salient_absent": 1.0})
+    assert decide_one(named, 0.9, Thresholds()).label is Label.SUPPORTED
+    assert decide_one(named, 0.9, Thresholds(names_must_appear=True)).label is Label.UNCERTAIN
+
+
+def test_decide_keeps_the_order_of_its_inputs():
+    rows = [aligned(), aligned(unconfirmed="7"), aligned(sentence="")]
+    assert [v.label for v in decide(rows, [0.9, 0.9, 0.9], Thresholds())] == [
+        Label.SUPPORTED, Label.UNCERTAIN, Label.UNSUPPORTED]
