@@ -47,7 +47,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("rrf_k", 60, "The k constant of reciprocal rank fusion."),
     Setting("rerank_weight", 0.5, "Built-in reranker: weight of the cosine score against BM25 (0..1)."),
     Setting("top_k", 5, "Chunks passed to generation."),
-    Setting("relevance_floor", 0.4, "Minimum cosine similarity of the best chunk; below it the answer is \"I don't have information...\" (before any LLM call)."),
+    Setting("relevance_floor", 0.25, "Minimum cosine similarity of the best chunk; below it the answer is \"I don't have information...\" (before any LLM call)."),
     Setting("relevance_confident", 0.65, "Below this similarity of the best chunk, a question with a noun that no document contains is refused as out of scope."),
     Setting("relevance_topical", 0.45, "Below this similarity of the best chunk, a question with a noun that none of the three best chunks contains is refused as out of scope."),
     Setting("store", "embedded", "Vector store: `embedded` (SQLite + numpy) or `weaviate`."),

@@ -23,7 +23,7 @@ _COMMON_CAPS = frozenset(
     "october november december monday tuesday wednesday thursday friday saturday sunday".split()
 )
 _BACKTICK = re.compile(r"`([^`\n]{1,80})`")
-_CALL = re.compile(r"\b([A-Za-z_][\w.]*)\s*\(")  # foo( / a.b.foo(
+_CALL = re.compile(r"\b([A-Za-z_][\w.]*)\(")  # foo( / a.b.foo(
 _DOTTED = re.compile(r"(?<![\w.])\.?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w(])|(?<![\w.])\.[A-Za-z_]\w+")
 _SNAKE = re.compile(r"(?<![\w.-])-{0,2}[A-Za-z]\w*_\w*[A-Za-z0-9](?![\w])")  # url_prefix, RAVBOT_DATA_DIR
 _FLAG = re.compile(r"(?<![\w-])--?[a-z][\w-]+")
@@ -33,6 +33,7 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-z0-9]+(?:[ -](?:of (?:the )?|the |and |for
 _NORMAL_DROP = re.compile(r"[^a-z0-9_.]+")
 _LOOSE_DOT = re.compile(r"\.(?![a-z0-9_])|(?<![a-z0-9_])\.(?![a-z_])")
 _BOOL = {"true": "false", "false": "true"}
+_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)[^\s)\]>]+|\b[\w.-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ def _proper_names(text: str) -> list[Name]:
 def names(text: str) -> list[Name]:
     """The names of `text` (citation markers should be removed first), each once, in text order.
     A proper name inside a longer one is dropped ("Teams" inside "Microsoft Teams")."""
+    text = _URL.sub(lambda m: " " * len(m.group(0)), text)  # a link's address is no name the answer asserts
     found = sorted(_code_names(text) + _proper_names(text), key=lambda n: (n.start, -len(n.text)))
     out: list[Name] = []
     for n in found:

@@ -145,7 +145,9 @@ def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Se
 
 
 def unseen(nouns: Sequence[str], hits: Sequence[Hit], top: int = 3) -> list[str]:
-    """The nouns that none of the `top` best chunks contains (as a word, or by its first five letters)."""
-    words = {w for h in hits[:top] for w in re.findall(r"[a-z0-9_]+", h.chunk.context_text.lower())}
-    stems = {w[:5] for w in words}
-    return [n for n in nouns if n not in words and n[:5] not in stems]
+    """The nouns that none of the `top` best chunks contains (as a word, its singular, or its first five letters)."""
+    def key(word: str) -> str:
+        return word[:5] if len(word) > 5 else word.rstrip("s")
+
+    keys = {key(w) for h in hits[:top] for w in re.findall(r"[a-z0-9_]+", h.chunk.context_text.lower())}
+    return [n for n in nouns if key(n) not in keys]

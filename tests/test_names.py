@@ -1,0 +1,35 @@
+"""Names in text (`pipeline.names`): which identifiers and proper names a claim relies on, and how they match."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.names import mentions, names, normal
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The client accepts a url_prefix option that is prepended to every request.", ["url_prefix"]),
+    ("The equivalent of requests.Session here is mylib.Client.", ["requests.Session", "mylib.Client"]),
+    ("Then register it with add_url_convertor(\"datetime\", DateTimeConvertor()).", ["add_url_convertor", "DateTimeConvertor"]),
+    ("Secrets are read from a .env file and the .netrc file.", [".env", ".netrc"]),
+    ("Run it with the --reload flag and RAVBOT_DATA_DIR set.", ["--reload", "RAVBOT_DATA_DIR"]),
+    ("Most GSA virtual meetings should be conducted in Microsoft Teams.", ["GSA", "Microsoft Teams"]),
+    ("It goes to the Consolidated Processing Center (CPC) in Fort Worth.", ["Consolidated Processing Center", "CPC", "Fort Worth"]),
+    ("Report it with the PhishAlarm tool.", ["PhishAlarm"]),
+    # sentence-initial capitals, months, booleans and link addresses are no names
+    ("Yes, it was released on October 15 and defaults to True.", []),
+    ("See the guide (https://www.opm.gov/policy/leave) or mail help@example.gov for details.", []),
+    ("Use version 2.31.0, e.g. with pip.", []),
+])
+def test_names_known_values(text, expected):
+    assert [n.text for n in names(text)] == expected
+
+
+def test_normal_form_and_whole_word_mentions():
+    assert normal("Use `request.client.host`. Or **Google Meet**!") == "use request.client.host or google meet"
+    assert mentions("request.client.host", "The host is request.client.host.")
+    assert not mentions("request.client.ip", "The host is request.client.host.")
+    assert mentions("Google Meet", "Meetings use **Google Meet** by default.")
+    assert not mentions("Meet", "Meetings happen weekly.")  # whole words only
+    assert mentions(".env", "values come from the .env file")
+    assert not mentions("", "anything")
