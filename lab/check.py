@@ -221,11 +221,11 @@ def _ask(app, scripted, case: Mapping[str, Any]) -> dict[str, Any]:
             "claims": claims}
 
 
-def _to_correct(draft: Mapping[str, Any], threshold: float) -> bool:
-    """Whether the pipeline sends this draft back to the LLM: a claim is not SUPPORTED or below
-    `correction_threshold` (pipeline.correct.needs_correction). A draft with none is not asked
-    again in the correction pass: its answer would stay the draft, wrong sentence included."""
-    return any(c["label"] != "SUPPORTED" or c["confidence"] < threshold for c in draft["claims"])
+def _to_correct(draft: Mapping[str, Any]) -> bool:
+    """Whether the pipeline sends this draft back to the LLM: a claim is flagged
+    (pipeline.correct.needs_correction). A draft with none is not asked again in the correction
+    pass: its answer would stay the draft, wrong sentence included."""
+    return any(c["label"] != "SUPPORTED" for c in draft["claims"])
 
 
 def _score(record: dict[str, Any], case: Mapping[str, Any], run: str) -> dict[str, Any]:
@@ -275,7 +275,6 @@ def run_check(cases: Sequence[Mapping[str, Any]], corpus: str | Path, methods: S
         _index(settings[methods[0]], name, say)
         for method in methods:
             drafts: dict[str, dict[str, Any]] = {}
-            threshold = float(settings[method].correction_threshold)
             for run, rounds in (("faithful", 0), ("corrupted", 0), ("correction", 1)):
                 scripted.set_mode("faithful" if run == "faithful" else "corrupted")
                 asked = cases if run == "faithful" else in_scope
@@ -283,7 +282,7 @@ def run_check(cases: Sequence[Mapping[str, Any]], corpus: str | Path, methods: S
                 try:
                     for n, case in enumerate(asked, start=1):
                         draft = drafts.get(case["id"])
-                        if run == "correction" and draft and not _to_correct(draft, threshold):
+                        if run == "correction" and draft and not _to_correct(draft):
                             # nothing in the draft is sent for correction, so the answer stays the draft
                             record = draft | {"run": run, "asked": False, "corrected": False, "llm_drafts": 0}
                         else:

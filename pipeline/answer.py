@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from pipeline.claims import CITATION, extract_claims, strip_citations
+from pipeline.claims import CITATION, extract_claims
 from pipeline.correct import correction_request, drop_claims, needs_correction
 from pipeline.embed import Embedder
 from pipeline.evidence import hit_to_evidence, kb_evidence_batch
@@ -200,7 +200,7 @@ class ClaimChecker:
                                       settings=s, cross_encoder=p.cross_encoder)
             evidence = [cited_first([e for n in numbers for e in self.cited.get(n, [])], ev)
                         for numbers, ev in zip(cites, found, strict=True)]
-            claim_names = [[n.text for n in names(strip_citations(c.text))] for c in claims]
+            claim_names = [[n.text for n in names(c.text)] for c in claims]  # claim texts carry no markers
             mentioned = p.store.mentioned([n for ns in claim_names for n in ns])
             invented = [[n for n in ns if n not in mentioned] for ns in claim_names]
         with self.timer.stage("verify"):

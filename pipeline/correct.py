@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from pipeline.types import Label, Verdict
 
 
-def needs_correction(verdict: Verdict, threshold: float = 0.0) -> bool:
-    """A claim is corrected when it is flagged (not SUPPORTED). (`threshold` is kept for callers: a
-    SUPPORTED claim is never sent, whatever its confidence.)"""
+def needs_correction(verdict: Verdict) -> bool:
+    """A claim is corrected when it is flagged (not SUPPORTED), whatever a SUPPORTED claim's confidence."""
     return verdict.label is not Label.SUPPORTED
 
 

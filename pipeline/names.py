@@ -32,7 +32,7 @@ _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9&-]*[A-Z0-9]\b")  # OPM, SF50, CORS
 _CAPITALISED = re.compile(r"\b[A-Z][a-z0-9]+(?:[ -](?:of (?:the )?|the |and |for )?[A-Z][A-Za-z0-9]+)*\b")
 _NORMAL_DROP = re.compile(r"[^a-z0-9_.]+")
 _LOOSE_DOT = re.compile(r"\.(?![a-z0-9_])|(?<![a-z0-9_])\.(?![a-z_])")
-_BOOL = {"true": "false", "false": "true"}
+_BOOLEANS = frozenset({"true", "false"})
 _URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)[^\s)\]>]+|\b[\w.-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
 
 
@@ -111,7 +111,7 @@ def names(text: str) -> list[Name]:
     found = sorted(_code_names(text) + _proper_names(text), key=lambda n: (n.start, -len(n.text)))
     out: list[Name] = []
     for n in found:
-        if not n.key or n.key in _BOOL:
+        if not n.key or n.key in _BOOLEANS:
             continue
         if any(n.start >= o.start and n.start + len(n.text) <= o.start + len(o.text) for o in out):
             continue
@@ -119,12 +119,3 @@ def names(text: str) -> list[Name]:
             continue
         out.append(n)
     return out
-
-
-def booleans(text: str) -> list[str]:
-    """The boolean literals of `text` ("True", "False"), as written."""
-    return re.findall(r"\b(?:True|False|true|false)\b", text)
-
-
-def opposite_boolean(word: str) -> str:
-    return _BOOL.get(word.lower(), "")

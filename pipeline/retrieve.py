@@ -107,11 +107,6 @@ def _cosines(store: Store, vector: np.ndarray, ids: list[str], known: dict[str, 
     return out
 
 
-def above_floor(hits: Sequence[Hit], floor: float) -> bool:
-    """True when the best chunk is similar enough to the question to answer from."""
-    return any((h.dense or 0.0) >= floor for h in hits)
-
-
 _ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "compound", "conj", "poss", "dative", "oprd", "amod"})
 
 

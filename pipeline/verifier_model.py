@@ -44,8 +44,8 @@ def build_model(base_path: str, rank: int = 8, alpha: int = 16, dropout: float =
     return tokenizer, get_peft_model(base, config)
 
 
-def load_trainable(path: str, seed: int = 0) -> tuple[Any, Any]:
-    """(tokenizer, peft model) with the adapter and head in `path` loaded trainable, to continue training it."""
+def _load_adapter(folder: str, trainable: bool, seed: int) -> tuple[Any, Any]:
+    """(tokenizer, peft model): the adapter and head in `folder` over the installed MiniLM."""
     import torch
     from peft import PeftModel
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -53,23 +53,31 @@ def load_trainable(path: str, seed: int = 0) -> tuple[Any, Any]:
 
     from pipeline.embed import default_model_path
 
-    if not available(path):
-        raise ValueError(f"init {path!r} has no trained verifier (manifest.json + adapter files expected)")
     torch.manual_seed(seed)
     base_path = default_model_path()
     verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
+    hf_logging.set_verbosity_error()  # the fresh head is "missing" from the base checkpoint by design
     try:
         tokenizer = AutoTokenizer.from_pretrained(base_path, local_files_only=True)
         base = AutoModelForSequenceClassification.from_pretrained(
             base_path, num_labels=len(LABELS), local_files_only=True,
             id2label=dict(enumerate(LABELS)), label2id={name: i for i, name in enumerate(LABELS)},
         )
-        model = PeftModel.from_pretrained(base, str(path), is_trainable=True)
+        model = PeftModel.from_pretrained(base, folder, is_trainable=trainable)
     finally:
         hf_logging.set_verbosity(verbosity)
-    model.train()
+    if trainable:
+        model.train()
+    else:
+        model.eval()
     return tokenizer, model
+
+
+def load_trainable(path: str, seed: int = 0) -> tuple[Any, Any]:
+    """(tokenizer, peft model) with the adapter and head in `path` loaded trainable, to continue training it."""
+    if not available(path):
+        raise ValueError(f"init {path!r} has no trained verifier (manifest.json + adapter files expected)")
+    return _load_adapter(str(path), trainable=True, seed=seed)
 
 
 def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict:
@@ -133,30 +141,9 @@ def available(path: str = "") -> bool:
 @functools.cache
 def load_verifier(path: str = "") -> VerifierModel:
     """The verifier in `path` (default: the shipped one) applied over the installed MiniLM; cached."""
-    import torch
-    from peft import PeftModel
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from pipeline.embed import default_model_path
-
     folder = Path(path).expanduser() if path else VERIFIER_DIR
     if not available(str(folder)):
         raise ValueError(f"verifier_model {str(folder)!r} has no trained verifier (manifest.json + adapter files expected)")
     manifest = json.loads((folder / "manifest.json").read_text())
-    base_path = default_model_path()
-    from transformers.utils import logging as hf_logging
-
-    torch.manual_seed(0)
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # the fresh head is "missing" from the base checkpoint by design
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(base_path, local_files_only=True)
-        base = AutoModelForSequenceClassification.from_pretrained(
-            base_path, num_labels=len(LABELS), local_files_only=True,
-            id2label=dict(enumerate(LABELS)), label2id={name: i for i, name in enumerate(LABELS)},
-        )
-        model = PeftModel.from_pretrained(base, str(folder), is_trainable=False)
-    finally:
-        hf_logging.set_verbosity(verbosity)
-    model.eval()
+    tokenizer, model = _load_adapter(str(folder), trainable=False, seed=0)
     return VerifierModel(tokenizer, model, float(manifest.get("temperature", 1.0)), manifest)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.index import index_documents
-from pipeline.retrieve import above_floor, in_scope, minmax, question_nouns, retrieve, rrf, unseen
+from pipeline.retrieve import in_scope, minmax, question_nouns, retrieve, rrf, unseen
 from pipeline.store import EmbeddedStore
 from pipeline.types import Chunk, Document, Hit
 
@@ -61,10 +61,12 @@ def test_off_topic_question_is_below_the_floor(scifact, embedder, settings):
     store, _ = scifact
     hits = retrieve("How do I configure the Slack bot token for ravbot?", store=store, embedder=embedder, settings=settings)
     assert hits, "retrieval always returns candidates; the floor decides"
-    assert not above_floor(hits, settings.relevance_floor)
+    limits = {"floor": settings.relevance_floor, "confident": settings.relevance_confident,
+              "topical": settings.relevance_topical}
+    assert not in_scope(hits, [], [], **limits)
     on_topic = retrieve("Microstructural development of newborn cerebral white matter", store=store,
                         embedder=embedder, settings=settings)
-    assert above_floor(on_topic, settings.relevance_floor)
+    assert in_scope(on_topic, [], [], **limits)
 
 
 def _hit(text: str, dense: float) -> Hit:

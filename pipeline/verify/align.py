@@ -147,11 +147,8 @@ def _direction(text: str) -> int:
     return (up > down) - (down > up)
 
 
-_ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly)\b[,:;.!]", re.IGNORECASE)
-
-
 def _negated(text: str) -> bool:
-    words = _words(_ANSWER_WORD.sub("", text))  # "No, X isn't Y" negates once
+    words = _words(meaning.ANSWER_WORD.sub("", text))  # "No, X isn't Y" negates once
     return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
 
 

@@ -33,7 +33,8 @@ for _a, _b in OPPOSITES:
 # Lemmas that carry no predicate of their own (auxiliaries, light verbs).
 _LIGHT = frozenset("be have do can could may might must shall should will would get make let need go take say use".split())
 _NEG_WORDS = frozenset({"not", "n't", "never", "nobody", "nothing", "neither", "nor", "cannot"})
-_ANSWER_WORD = re.compile(r"^(?:no|yes|not always|not quite|not exactly|not really|correct|right)\b[,:;.!]?\s*", re.IGNORECASE)
+# A leading answer word ("No, X isn't Y", "Not always: …") is no negation of the statement after it.
+ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really)\b[,:;.!]\s*", re.IGNORECASE)
 _CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
 # Words an answer adds while paraphrasing that state nothing new.
 _GENERIC = frozenset(
@@ -45,7 +46,7 @@ _GENERIC = frozenset(
 )
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1024)
 def parse(text: str):
     """The spaCy parse of `text` (cached: evidence sentences recur across claims and answers)."""
     from pipeline.claims import load_nlp, mask_dots
@@ -134,11 +135,9 @@ def _predicates(doc) -> list:
 
 def _subject_words(token) -> set[str]:
     """The content lemmas of the subject of `token`'s clause (empty when it has none)."""
-    for t in [token, token.head]:
-        for c in t.children:
-            if c.dep_ in ("nsubj", "nsubjpass", "csubj"):
-                return {w.lemma_.lower() for w in c.subtree if w.pos_ in _CONTENT_POS and not w.is_stop}
-    return set()
+    subject = _subject(token)
+    return set() if subject is None else {w.lemma_.lower() for w in subject.subtree
+                                          if w.pos_ in _CONTENT_POS and not w.is_stop}
 
 
 def _clause(token, limit: int = 20) -> str:
@@ -161,7 +160,7 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     '' when every predicate the claim shares with the evidence has the same polarity there. "The same
     thing": the two share a word of their clauses besides the predicate, and a subject both name
     has a word in common."""
-    claim_doc = parse(_ANSWER_WORD.sub("", claim))
+    claim_doc = parse(ANSWER_WORD.sub("", claim))
     sentence_docs = [parse(s) for s in sentences if s]
     for t in _predicates(claim_doc):
         lemma, negated = _lemma(t), _negated(t)
@@ -189,20 +188,17 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     return ""
 
 
-def name_in_place(claim: str, passage: str, sentence: str, known: Iterable[str] = ()) -> tuple[str, str]:
+def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     """(the claim's name, the evidence's name in its place) when a name of the claim is nowhere in the
     evidence `passage` and the aligned `sentence` has another name between the same words
     ("conducted in Microsoft Teams" / "conducted in Google Meet"); ('', '') otherwise."""
     claim_names = [n for n in namelib.names(claim) if not namelib.mentions(n.text, passage)]
     if not claim_names:
         return "", ""
-    known_keys = {namelib.normal(k) for k in known}
     rivals = [n for n in namelib.names(sentence) if not namelib.mentions(n.text, claim)]
     bools = [(b, m.start()) for m in re.finditer(r"\b(?:True|False)\b", sentence) for b in [m.group(0)]]
     best: tuple[int, str, str] = (0, "", "")
     for name in claim_names:
-        if name.key in known_keys:
-            continue
         left, right = _context(claim, name.start, name.start + len(name.text))
         for rival in rivals:
             if rival.kind != name.kind and not (rival.kind == "code" or name.kind == "code"):
