@@ -164,11 +164,6 @@ def vote_value(emoji: discord.PartialEmoji) -> int | None:
     return VOTES.get(base)
 
 
-def is_admin_by_settings(settings: Any, user_id: str, role_ids: tuple[str, ...]) -> bool:
-    """Whether the configured Discord admin users/roles include this user or one of their roles."""
-    return user_id in settings.list("discord_admin_users") or bool(set(role_ids) & set(settings.list("discord_admin_roles")))
-
-
 # --- the client ------------------------------------------------------------------------------------
 
 def intents() -> discord.Intents:
@@ -357,7 +352,7 @@ def slash_commands() -> list[app_commands.Command[Any, Any, Any] | app_commands.
     """`/ask question:` and the `/ravbot` admin group, fresh objects for each client's tree.
 
     The admin group sets no `default_permissions`: visibility is not security, and configured
-    admin roles must be able to see it. The real check is `run_admin`'s (and Core's)."""
+    admin roles must be able to see it. The real check is `Core.is_admin`, asked by `run_admin`."""
 
     @app_commands.command(name="ask", description="Ask ravbot a question about the team's documents")
     @app_commands.describe(question="Your question")
@@ -409,7 +404,7 @@ async def run_admin(interaction: discord.Interaction, command: str) -> None:
     """Check, answer ephemerally at once, run the command in a thread; a reindex's end is a follow-up."""
     client: RavbotClient = interaction.client  # type: ignore[assignment]
     user, roles, manages = admin_identity(interaction)
-    if not (manages or is_admin_by_settings(client.settings, user, roles)):
+    if not client.core.is_admin("discord", user, roles, is_platform_admin=manages):
         await interaction.response.send_message(ADMIN_REFUSED, ephemeral=True)
         return
     await interaction.response.defer(ephemeral=True, thinking=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pipeline.types import Answer, Label, Verdict
+from pipeline.types import Answer, Label, Source, Verdict
 
 FLAGS = {Label.UNCERTAIN: "⚠️", Label.UNSUPPORTED: "❌", Label.CONTRADICTED: "❌"}
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -111,29 +111,36 @@ def timings_line(answer: Answer) -> str:
     return " · ".join(f"{stage} {ms:.0f} ms" for stage, ms in answer.timings.items())
 
 
-def source_lines(answer: Answer, link: Callable[[str, str], str] | None = None) -> list[str]:
-    """"[1] Title — link" per source; `link(url, title)` formats a platform link when a URL exists."""
-    lines = []
-    for s in answer.sources:
-        if s.url and link:
-            lines.append(f"[{s.id}] {link(s.url, s.title)}")
-        else:
-            lines.append(f"[{s.id}] {s.title}" + (f" — {s.link}" if s.link else ""))
-    return lines
+def plain_source(source: Source) -> str:
+    """"[1] Title — link": a source as the terminal lists it."""
+    return f"[{source.id}] {source.title}" + (f" — {source.link}" if source.link else "")
+
+
+def answer_parts(answer: Answer, escape: Callable[[str], str] = lambda s: s, *,
+                 link: Callable[[str, str], str] | None = None, web_only: bool = False, note: str = "Note: {}",
+                 sources: str | None = "Sources:", source_line: Callable[[Source], str] = plain_source,
+                 body: str | None = None) -> list[str]:
+    """The blocks of an answer in the order every platform shows them: the text with its inline flags
+    (`annotate`), the footnotes, the notes (each written as `note`), then the `sources` heading over
+    one `source_line` per source. Footnotes, notes and sources appear only when there are some, the
+    sources not at all when `sources` is None. `body` replaces the text and its footnotes (an apology instead of a failed answer)."""
+    if body is None:
+        body, footnotes = annotate(answer, escape, link=link, web_only=web_only)
+    else:
+        footnotes = []
+    parts = [body]
+    if footnotes:
+        parts.append("\n".join(footnotes))
+    if answer.notes:
+        parts.append("\n".join(note.format(escape(n)) for n in answer.notes))
+    if answer.sources and sources is not None:
+        parts.append(sources + "\n" + "\n".join(source_line(s) for s in answer.sources))
+    return parts
 
 
 def to_text(answer: Answer) -> str:
     """The whole answer as plain text (terminal, fallbacks); links as "text (url)"."""
-    body, notes = annotate(answer, link=plain_link)
-    parts = [body]
-    if notes:
-        parts.append("\n".join(notes))
-    if answer.notes:
-        parts.append("\n".join(f"Note: {n}" for n in answer.notes))
-    if answer.sources:
-        parts.append("Sources:\n" + "\n".join(source_lines(answer)))
-    parts.append(summary_line(answer))
-    return "\n\n".join(parts)
+    return "\n\n".join([*answer_parts(answer, link=plain_link), summary_line(answer)])
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")

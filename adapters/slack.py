@@ -14,6 +14,7 @@ import re
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Literal
 
 from aiohttp import web
@@ -29,7 +30,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.core import Core
-from adapters.render import annotate, summary_line, timings_line
+from adapters.render import answer_parts, summary_line, timings_line
 from pipeline.types import Answer, Question
 
 log = logging.getLogger(__name__)
@@ -128,18 +129,11 @@ def render_answer(answer: Answer, error_id: str = "", show_timings: bool = False
     with the verification summary (and the timings with `show_timings`). At most 50 blocks,
     3000 chars per section.
     """
+    apology = None
     if answer.error:  # the core's own apology (with its error id) when it wrote one, else ours
-        body, footnotes = escape(answer.text) if answer.text else error_message(error_id), []
-    else:
-        body, footnotes = annotate(answer, escape, link=slack_link, web_only=True)
-    parts = [body]
-    if footnotes:
-        parts.append("\n".join(footnotes))
-    if answer.notes:
-        parts.append("\n".join(f"_Note: {escape(n)}_" for n in answer.notes))
-    if answer.sources:
-        lines = [source_line(s.id, s.title, s.url, s.path) for s in answer.sources]
-        parts.append("*Sources*\n" + "\n".join(lines))
+        apology = escape(answer.text) if answer.text else error_message(error_id)
+    parts = answer_parts(answer, escape, link=slack_link, web_only=True, note="_Note: {}_", sources="*Sources*",
+                         source_line=lambda s: source_line(s.id, s.title, s.url, s.path), body=apology)
 
     sections: list[dict[str, Any]] = []
     for part in parts:
@@ -238,7 +232,9 @@ def _vote_value(reaction: str) -> int | None:
 def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = None) -> AsyncApp:
     """A Bolt AsyncApp wired to `core`: `/ask`, `/ask-admin`, mentions and 👍/👎 reactions.
 
-    Request signatures are verified (HTTP mode); the bot's own events are ignored by Bolt.
+    Request signatures are verified (HTTP mode); the bot's own events are ignored by Bolt. Each
+    listener below is a module-level function: Bolt passes its own arguments (`ack`, `command`,
+    `event`, `context`, ...) by name, and the keyword-only ones are bound here.
     """
     client = client or make_client(settings)
     app = AsyncApp(
@@ -248,169 +244,191 @@ def build_slack_app(core: Core, settings: Any, client: AsyncWebClient | None = N
         name="ravbot",
         logger=bolt_log,
     )
-    seen = _Seen()
-    allow_bots = bool(getattr(settings, "slack_allow_bots", False))
-
-    @app.middleware
-    async def drop_retried_events(body: dict, next: Callable) -> BoltResponse | None:
-        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
-        if event_id and not seen.first_time(str(event_id)):
-            log.info("slack: ignoring a retried delivery of event %s", event_id)
-            return BoltResponse(status=200, body="")
-        return await next()
-
-    async def post(channel: str, thread_ts: str, blocks: list | None, text: str) -> str:
-        resp = await client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts or None, blocks=blocks, text=text,
-            unfurl_links=False, unfurl_media=False, link_names=False, parse="none",
-        )
-        return str(resp["ts"])
-
-    async def answer_in_thread(question: Question, channel: str, thread_ts: str) -> None:
-        """Ask the core in a worker thread, post the answer in the thread, remember it for votes."""
-        error_id = ""
-        try:
-            answer = await core.ask_async(question)
-        except Exception:
-            error_id = uuid.uuid4().hex[:8]
-            log.exception("slack: pipeline failed (error id %s)", error_id)
-            answer = Answer(question=question.text, text="", error="pipeline raised")
-        if answer.error and not error_id:
-            error_id = uuid.uuid4().hex[:8]
-            log.error("slack: no answer for a question (error id %s): %s", error_id, answer.error[:300])
-        blocks, text = render_answer(answer, error_id, settings.show_timings)
-        try:
-            ts = await post(channel, thread_ts, blocks, text)
-        except Exception:
-            error_id = uuid.uuid4().hex[:8]
-            log.exception("slack: posting an answer failed (error id %s)", error_id)
-            await post(channel, thread_ts, None, error_message(error_id))
-            return
-        if not answer.error:
-            await asyncio.to_thread(core.record_answer, PLATFORM, channel, ts, thread_ts,
-                                    question.asker, answer)
-
-    # --- /ask ---------------------------------------------------------------------------
-
-    @app.command("/ask")
-    async def ask_command(ack: Callable, command: dict, respond: Callable) -> None:
-        text = unescape(" ".join(str(command.get("text") or "").split()))
-        if not text:
-            await ack(text=USAGE, response_type="ephemeral")
-            return
-        await ack()
-        user, channel = command.get("user_id"), command.get("channel_id")
-        if not (_is_id(user) and _is_id(channel)):  # issue 10: malformed command, nobody to answer
-            log.warning("slack: ignoring a malformed /ask (user_id=%.40r channel_id=%.40r)", user, channel)
-            return
-        question = Question(text=text, asker=user, platform=PLATFORM, channel=channel)
-        refusal = await asyncio.to_thread(core.check_question, question)
-        if refusal:
-            await respond(text=escape(refusal), response_type="ephemeral")
-            return
-        try:
-            parent = await post(channel, "", None, f"Question from <@{user}>: {escape(text)}")
-        except SlackApiError as e:
-            log.warning("slack: cannot post in %s (%s); answering privately", channel, e.response.get("error"))
-            answer = await core.ask_async(question)
-            blocks, fallback = render_answer(answer, uuid.uuid4().hex[:8], settings.show_timings)
-            await respond(blocks=blocks, text=fallback, response_type="ephemeral")
-            return
-        question = Question(text=text, asker=user, platform=PLATFORM, channel=channel, thread=parent)
-        await answer_in_thread(question, channel, parent)
-
-    # --- mentions ----------------------------------------------------------------------
-
-    @app.event("app_mention")
-    async def on_mention(event: dict, context: dict) -> None:
-        own = event.get("user") == context.get("bot_user_id") or (
-            event.get("bot_id") and event.get("bot_id") == context.get("bot_id"))
-        if own or ((event.get("bot_id") or event.get("subtype") == "bot_message") and not allow_bots):
-            return
-        channel, user, ts = event.get("channel"), event.get("user", ""), event.get("ts")
-        if not (_is_id(channel) and _is_id(ts) and isinstance(user, str)):  # issue 10: malformed event
-            log.warning("slack: ignoring a malformed app_mention (channel=%.40r ts=%.40r)", channel, ts)
-            return
-        thread_ts = event.get("thread_ts") if _is_id(event.get("thread_ts")) else ts
-        text = _mention_question(str(event.get("text") or ""), context.get("bot_user_id"))
-        if not text:
-            await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=MENTION_USAGE)
-            return
-        question = Question(text=text, asker=user, platform=PLATFORM, channel=channel, thread=thread_ts)
-        refusal = await asyncio.to_thread(core.check_question, question)
-        if refusal:
-            await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=escape(refusal))
-            return
-        await _react(client.reactions_add, channel, ts)
-        try:
-            await answer_in_thread(question, channel, thread_ts)
-        finally:
-            await _react(client.reactions_remove, channel, ts)
-
-    # --- votes ---------------------------------------------------------------------------
-
-    async def on_reaction(event: dict, context: dict, value_if_vote: Callable[[int], int | None]) -> None:
-        item = event.get("item") if isinstance(event.get("item"), dict) else {}  # issue 10: malformed events
-        value = _vote_value(str(event.get("reaction") or ""))
-        if value is None or item.get("type") != "message" or not item.get("ts"):
-            return
-        if event.get("item_user") and event["item_user"] != context.get("bot_user_id"):
-            return  # not a message of ours
-        if event.get("user") == context.get("bot_user_id"):
-            return
-        added = value_if_vote(value)
-        await asyncio.to_thread(core.vote, PLATFORM, str(item["ts"]), str(event["user"]), added,
-                                removed=None if added is not None else value)
-
-    @app.event("reaction_added")
-    async def on_reaction_added(event: dict, context: dict) -> None:
-        await on_reaction(event, context, lambda v: v)
-
-    @app.event("reaction_removed")
-    async def on_reaction_removed(event: dict, context: dict) -> None:  # the other held reaction stays the vote
-        await on_reaction(event, context, lambda v: None)
-
-    # --- admin ---------------------------------------------------------------------------
-
-    @app.command("/ask-admin")
-    async def admin_command(ack: Callable, command: dict, respond: Callable) -> None:
-        await ack()
-        user, channel = command["user_id"], command["channel_id"]  # the signed user id, nothing else
-        loop = asyncio.get_running_loop()
-
-        def notify(text: str) -> None:  # called from the reindex worker thread
-            asyncio.run_coroutine_threadsafe(_notify(channel, user, text), loop)
-
-        is_workspace_admin = await _is_workspace_admin(user)
-        reply = await asyncio.to_thread(core.admin, PLATFORM, user, (), str(command.get("text") or "").strip(),
-                                        is_workspace_admin, notify)
-        await respond(text=escape(reply), response_type="ephemeral")
-
-    async def _notify(channel: str, user: str, text: str) -> None:
-        for target in (channel, user):  # the channel, else a DM to the admin who asked
-            try:
-                await client.chat_postMessage(channel=target, text=escape(text), link_names=False, parse="none")
-                return
-            except Exception:
-                log.exception("slack: could not post an admin notice to %s", target)
-
-    async def _is_workspace_admin(user: str) -> bool:
-        """Asked of Slack (users.info), never taken from the request payload."""
-        try:
-            info = await client.users_info(user=user)
-        except Exception as e:
-            log.warning("slack: users.info failed for %s (%s); treating as non-admin", user, type(e).__name__)
-            return False
-        profile = info.get("user") or {}
-        return bool(profile.get("is_admin") or profile.get("is_owner"))
-
-    async def _react(method: Callable, channel: str, ts: str) -> None:
-        try:
-            await method(channel=channel, timestamp=ts, name=WORKING_REACTION)
-        except SlackApiError as e:  # progress display only: never let it stop an answer
-            log.warning("slack: reaction %s failed: %s", WORKING_REACTION, e.response.get("error"))
-
+    app.middleware(partial(drop_retried_events, seen=_Seen()))
+    app.command("/ask")(partial(ask_command, core=core, settings=settings, client=client))
+    app.event("app_mention")(partial(on_mention, core=core, settings=settings, client=client))
+    app.event("reaction_added")(partial(on_reaction_added, core=core))
+    app.event("reaction_removed")(partial(on_reaction_removed, core=core))
+    app.command("/ask-admin")(partial(admin_command, core=core, client=client))
     return app
+
+
+async def drop_retried_events(body: dict, next: Callable, *, seen: _Seen) -> BoltResponse | None:
+    """Middleware: a delivery of an event already handled (Slack retries) is acknowledged and dropped."""
+    event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+    if event_id and not seen.first_time(str(event_id)):
+        log.info("slack: ignoring a retried delivery of event %s", event_id)
+        return BoltResponse(status=200, body="")
+    return await next()
+
+
+async def post(client: AsyncWebClient, channel: str, thread_ts: str, blocks: list | None, text: str) -> str:
+    """Post a message (in a thread when `thread_ts` is set) with no unfurling or mention parsing; its ts."""
+    resp = await client.chat_postMessage(
+        channel=channel, thread_ts=thread_ts or None, blocks=blocks, text=text,
+        unfurl_links=False, unfurl_media=False, link_names=False, parse="none",
+    )
+    return str(resp["ts"])
+
+
+async def answer_in_thread(question: Question, channel: str, thread_ts: str, *, core: Core, settings: Any,
+                           client: AsyncWebClient) -> None:
+    """Ask the core in a worker thread, post the answer in the thread, remember it for votes."""
+    error_id = ""
+    try:
+        answer = await core.ask_async(question)
+    except Exception:
+        error_id = uuid.uuid4().hex[:8]
+        log.exception("slack: pipeline failed (error id %s)", error_id)
+        answer = Answer(question=question.text, text="", error="pipeline raised")
+    if answer.error and not error_id:
+        error_id = uuid.uuid4().hex[:8]
+        log.error("slack: no answer for a question (error id %s): %s", error_id, answer.error[:300])
+    blocks, text = render_answer(answer, error_id, settings.show_timings)
+    try:
+        ts = await post(client, channel, thread_ts, blocks, text)
+    except Exception:
+        error_id = uuid.uuid4().hex[:8]
+        log.exception("slack: posting an answer failed (error id %s)", error_id)
+        await post(client, channel, thread_ts, None, error_message(error_id))
+        return
+    if not answer.error:
+        await asyncio.to_thread(core.record_answer, PLATFORM, channel, ts, thread_ts, question.asker, answer)
+
+
+# --- /ask -----------------------------------------------------------------------------------
+
+
+async def ask_command(ack: Callable, command: dict, respond: Callable, *, core: Core, settings: Any,
+                      client: AsyncWebClient) -> None:
+    """`/ask question`: acknowledged at once; the question is posted in the channel and answered in its thread."""
+    text = unescape(" ".join(str(command.get("text") or "").split()))
+    if not text:
+        await ack(text=USAGE, response_type="ephemeral")
+        return
+    await ack()
+    user, channel = command.get("user_id"), command.get("channel_id")
+    if not (_is_id(user) and _is_id(channel)):  # issue 10: malformed command, nobody to answer
+        log.warning("slack: ignoring a malformed /ask (user_id=%.40r channel_id=%.40r)", user, channel)
+        return
+    question = Question(text=text, asker=user, platform=PLATFORM, channel=channel)
+    refusal = await asyncio.to_thread(core.check_question, question)
+    if refusal:
+        await respond(text=escape(refusal), response_type="ephemeral")
+        return
+    try:
+        parent = await post(client, channel, "", None, f"Question from <@{user}>: {escape(text)}")
+    except SlackApiError as e:
+        log.warning("slack: cannot post in %s (%s); answering privately", channel, e.response.get("error"))
+        answer = await core.ask_async(question)
+        blocks, fallback = render_answer(answer, uuid.uuid4().hex[:8], settings.show_timings)
+        await respond(blocks=blocks, text=fallback, response_type="ephemeral")
+        return
+    question = Question(text=text, asker=user, platform=PLATFORM, channel=channel, thread=parent)
+    await answer_in_thread(question, channel, parent, core=core, settings=settings, client=client)
+
+
+# --- mentions -------------------------------------------------------------------------------
+
+
+async def on_mention(event: dict, context: dict, *, core: Core, settings: Any, client: AsyncWebClient) -> None:
+    """`@ravbot question`: answered in the mention's thread, with 👀 on the mention while it works."""
+    own = event.get("user") == context.get("bot_user_id") or (
+        event.get("bot_id") and event.get("bot_id") == context.get("bot_id"))
+    allow_bots = bool(getattr(settings, "slack_allow_bots", False))
+    if own or ((event.get("bot_id") or event.get("subtype") == "bot_message") and not allow_bots):
+        return
+    channel, user, ts = event.get("channel"), event.get("user", ""), event.get("ts")
+    if not (_is_id(channel) and _is_id(ts) and isinstance(user, str)):  # issue 10: malformed event
+        log.warning("slack: ignoring a malformed app_mention (channel=%.40r ts=%.40r)", channel, ts)
+        return
+    thread_ts = event.get("thread_ts") if _is_id(event.get("thread_ts")) else ts
+    text = _mention_question(str(event.get("text") or ""), context.get("bot_user_id"))
+    if not text:
+        await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=MENTION_USAGE)
+        return
+    question = Question(text=text, asker=user, platform=PLATFORM, channel=channel, thread=thread_ts)
+    refusal = await asyncio.to_thread(core.check_question, question)
+    if refusal:
+        await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=escape(refusal))
+        return
+    await _react(client.reactions_add, channel, ts)
+    try:
+        await answer_in_thread(question, channel, thread_ts, core=core, settings=settings, client=client)
+    finally:
+        await _react(client.reactions_remove, channel, ts)
+
+
+async def _react(method: Callable, channel: str, ts: str) -> None:
+    try:
+        await method(channel=channel, timestamp=ts, name=WORKING_REACTION)
+    except SlackApiError as e:  # progress display only: never let it stop an answer
+        log.warning("slack: reaction %s failed: %s", WORKING_REACTION, e.response.get("error"))
+
+
+# --- votes ----------------------------------------------------------------------------------
+
+
+async def on_reaction_added(event: dict, context: dict, *, core: Core) -> None:
+    """👍/👎 on one of ravbot's answers: the user's vote."""
+    await _vote(event, context, core, lambda v: v)
+
+
+async def on_reaction_removed(event: dict, context: dict, *, core: Core) -> None:
+    """A vote reaction taken back: the vote is retracted (the other held reaction stays the vote)."""
+    await _vote(event, context, core, lambda v: None)
+
+
+async def _vote(event: dict, context: dict, core: Core, value_if_vote: Callable[[int], int | None]) -> None:
+    item = event.get("item") if isinstance(event.get("item"), dict) else {}  # issue 10: malformed events
+    value = _vote_value(str(event.get("reaction") or ""))
+    if value is None or item.get("type") != "message" or not item.get("ts"):
+        return
+    if event.get("item_user") and event["item_user"] != context.get("bot_user_id"):
+        return  # not a message of ours
+    if event.get("user") == context.get("bot_user_id"):
+        return
+    added = value_if_vote(value)
+    await asyncio.to_thread(core.vote, PLATFORM, str(item["ts"]), str(event["user"]), added,
+                            removed=None if added is not None else value)
+
+
+# --- admin ----------------------------------------------------------------------------------
+
+
+async def admin_command(ack: Callable, command: dict, respond: Callable, *, core: Core, client: AsyncWebClient) -> None:
+    """`/ask-admin reindex|status|stats|help`: the core checks the signed user; a reindex's end is posted later."""
+    await ack()
+    user, channel = command["user_id"], command["channel_id"]  # the signed user id, nothing else
+    loop = asyncio.get_running_loop()
+
+    def notify(text: str) -> None:  # called from the reindex worker thread
+        asyncio.run_coroutine_threadsafe(_notify(client, channel, user, text), loop)
+
+    is_workspace_admin = await _is_workspace_admin(client, user)
+    reply = await asyncio.to_thread(core.admin, PLATFORM, user, (), str(command.get("text") or "").strip(),
+                                    is_workspace_admin, notify)
+    await respond(text=escape(reply), response_type="ephemeral")
+
+
+async def _notify(client: AsyncWebClient, channel: str, user: str, text: str) -> None:
+    for target in (channel, user):  # the channel, else a DM to the admin who asked
+        try:
+            await client.chat_postMessage(channel=target, text=escape(text), link_names=False, parse="none")
+            return
+        except Exception:
+            log.exception("slack: could not post an admin notice to %s", target)
+
+
+async def _is_workspace_admin(client: AsyncWebClient, user: str) -> bool:
+    """Asked of Slack (users.info), never taken from the request payload."""
+    try:
+        info = await client.users_info(user=user)
+    except Exception as e:
+        log.warning("slack: users.info failed for %s (%s); treating as non-admin", user, type(e).__name__)
+        return False
+    profile = info.get("user") or {}
+    return bool(profile.get("is_admin") or profile.get("is_owner"))
 
 
 # ----------------------------------------------------------------------------------------------

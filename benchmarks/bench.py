@@ -10,7 +10,11 @@ synthesised from those chunks: each synthetic chunk mixes the sentences of two r
 vector is the normalised sum of theirs plus noise. Search cost (numpy over N×384, FTS5 over N
 chunks), verification and memory then scale as with real text, without hours of embedding on a
 laptop CPU; `--real` embeds every chunk instead (slow: ~20 chunks/s on 2 cores). Each corpus size
-runs in its own process so that its peak RSS is its own. See benchmarks/README.md.
+runs in its own process so that its peak RSS is its own.
+
+The store-write section (`--store-sizes`) writes synthetic chunks with vectors given (no model) into one
+`EmbeddedStore` build and reports chunks/s at each index size; `--compare-code DIR` runs it on another
+copy of the code too (e.g. `git archive HEAD | tar -x -C DIR`), in the same run. See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, os.environ.get("RAVBOT_BENCH_CODE") or str(ROOT))  # `--compare-code` runs another copy
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 STAGES = ("retrieve", "generate", "claims", "evidence", "verify", "correct", "total")
 
@@ -40,7 +44,7 @@ def peak_rss_mb() -> float:
 
 
 def scifact_documents(limit: int | None = None, skip: int = 0):
-    from pipeline.evaluate import corpus_documents, load_corpus
+    from lab.datasets import corpus_documents, load_corpus
 
     corpus = load_corpus(SCIFACT / "corpus.jsonl")
     items = list(corpus.items())[skip: None if limit is None else skip + limit]
@@ -77,6 +81,125 @@ def throughput(embedder, settings, docs) -> dict:
             "raw_sentences_per_s": round(raw_sentences, 1), "index_chunks_per_s": round(indexed, 1),
             "index_vs_raw": round(indexed / raw, 3), "unchanged_reindex_s": round(reindex_s, 2),
             "unchanged_reindex_counts": counts}
+
+
+def backends(settings, docs, names: list[str]) -> list[dict]:
+    """Raw embedding throughput of each embedding backend on the same chunk texts, and how close its
+    vectors are to torch's (cosine, min and mean over the chunks)."""
+    from pipeline.chunking import chunk_document
+    from pipeline.embed import Embedder
+
+    texts = [c.context_text for d in docs for c in chunk_document(d, settings.chunk_size, settings.chunk_overlap)]
+    out, reference = [], None
+    for name in ["torch", *[n for n in names if n != "torch"]]:
+        embedder = Embedder(settings.embedding_model, name, settings.data_path / "models")
+        t0 = time.perf_counter()
+        embedder.encode(texts[:8])  # load (and for onnx, export once) and warm
+        load_s = time.perf_counter() - t0
+        usage0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        vectors = embedder.encode(texts)
+        seconds, usage1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF)
+        reference = vectors if reference is None else reference
+        cosine = np.sum(reference * vectors, axis=1)
+        out.append({"backend": name, "backend_used": embedder.backend_used, "chunks": len(texts),
+                    "chunks_per_s": round(len(texts) / seconds, 1), "load_s": round(load_s, 1),
+                    "cosine_to_torch_min": round(float(cosine.min()), 4), "cosine_to_torch_mean": round(float(cosine.mean()), 4),
+                    "user_s": round(usage1.ru_utime - usage0.ru_utime, 1), "sys_s": round(usage1.ru_stime - usage0.ru_stime, 1),
+                    "load_average": os.getloadavg()})
+        print(f"  {name}: {out[-1]['chunks_per_s']} chunks/s", file=sys.stderr)
+    return out
+
+
+def _synthetic_writes(rng: np.random.Generator, vocab: list[str], first_doc: int, n_docs: int, dim: int = 384):
+    """`n_docs` synthetic documents of 3 chunks each (~110 Zipf-distributed words per chunk, random unit
+    vectors), ready for `IndexBuild.add`; made before the clock starts."""
+    from pipeline.types import Chunk, Document, content_hash
+
+    out = []
+    vectors = rng.standard_normal((n_docs * 3, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    words = rng.zipf(1.2, size=n_docs * 3 * 110) % len(vocab)
+    for d in range(n_docs):
+        n = first_doc + d
+        doc = Document(id=f"writes:{n}", source="writes", title=f"Document {n}", text=str(n), path=f"writes/{n}.md")
+        chunks = []
+        for position in range(3):
+            k = (d * 3 + position) * 110
+            text = " ".join(vocab[i] for i in words[k:k + 110])
+            ctx = f"{doc.title}\n{text}"
+            chunks.append(Chunk(id=content_hash(f"{doc.id}\n{position}\n{ctx}"), doc_id=doc.id, text=text,
+                                context_text=ctx, title=doc.title, source="writes", path=doc.path,
+                                position=position, doc_hash=doc.hash))
+        out.append((doc, chunks, vectors[d * 3:(d + 1) * 3]))
+    return out
+
+
+def store_writes(sizes: list[int], budget_s: float, seed: int = 0) -> dict:
+    """Store write throughput with vectors given (no model): one `EmbeddedStore` build grows to each size
+    in `sizes`; the chunks/s figure at size S is timed over the last window of chunks before S (a tenth
+    of S, at least 1,000). Sizes not reached within `budget_s` are reported as not reached. Runs in
+    whatever code `pipeline` resolves to (see `--compare-code`)."""
+    import pipeline.store
+    from pipeline.store import EmbeddedStore
+
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocab = ["".join(rng.choice(letters, size=int(rng.integers(3, 11)))) for _ in range(30_000)]
+    points: list[dict] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ravbot-writes-") as tmp:
+        store = EmbeddedStore(Path(tmp) / "writes.sqlite")
+        build = store.begin("writes")
+        flush = getattr(build, "flush", lambda: None)  # the batching store buffers; time its writes too
+        written, n_doc, last = 0, 0, {}
+
+        def write(n_chunks: int) -> float:
+            nonlocal written, n_doc
+            seconds = 0.0
+            while n_chunks > 0:
+                if time.perf_counter() - started > budget_s:
+                    raise TimeoutError
+                items = _synthetic_writes(rng, vocab, n_doc, min(500, -(-n_chunks // 3)))
+                t0 = time.perf_counter()
+                for item in items:
+                    build.add(*item)
+                seconds += time.perf_counter() - t0
+                last.update(size=written + 3 * len(items), chunks_per_s=round(3 * len(items) / (time.perf_counter() - t0), 1))
+                n_doc += len(items)
+                written += 3 * len(items)
+                n_chunks -= 3 * len(items)
+            t0 = time.perf_counter()
+            flush()
+            return seconds + time.perf_counter() - t0
+
+        try:
+            for size in sorted(sizes):
+                window = min(size, max(1000, size // 10))
+                try:
+                    write(size - window - written)
+                    before = written
+                    seconds = write(size - written)
+                except TimeoutError:  # the rate of the last batch written, at the size reached
+                    points.append({"size": size, "reached": False, "last": dict(last)})
+                    continue
+                points.append({"size": written, "reached": True, "window_chunks": written - before,
+                               "chunks_per_s": round((written - before) / seconds, 1)})
+                print(f"  store writes at {written:,} chunks: {points[-1]['chunks_per_s']:,.0f} chunks/s "
+                      f"({time.perf_counter() - started:.0f} s so far)", file=sys.stderr)
+            t0 = time.perf_counter()
+            build.commit()
+            commit_s = time.perf_counter() - t0
+        except BaseException:
+            build.abort()
+            raise
+        finally:
+            store.close()
+        size_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"code": str(Path(pipeline.store.__file__).resolve().parent.parent), "points": points,
+            "chunks": written, "commit_s": round(commit_s, 2), "file_mb": round(size_mb, 1),
+            "total_s": round(time.perf_counter() - started, 1), "user_s": round(usage.ru_utime, 1),
+            "sys_s": round(usage.ru_stime, 1)}
 
 
 def build_corpus(store, embedder, settings, target_chunks: int, real: bool, seed: int = 0) -> dict:
@@ -133,7 +256,7 @@ def build_corpus(store, embedder, settings, target_chunks: int, real: bool, seed
 
 def questions(n: int, seed: int = 0) -> list[str]:
     """SciFact train claims turned into questions, half about the embedded abstracts."""
-    from pipeline.evaluate import load_qrels, load_queries
+    from lab.datasets import load_qrels, load_queries
 
     qrels = load_qrels(SCIFACT / "qrels_train.tsv")
     queries = load_queries(SCIFACT / "claims_train.jsonl")
@@ -142,14 +265,15 @@ def questions(n: int, seed: int = 0) -> list[str]:
     return [f"Is it true that {queries[q].rstrip('.')}?" for q in ids[:n]]
 
 
-def one_size(target: int, n_questions: int, real: bool, data_dir: Path) -> dict:
+def one_size(target: int, n_questions: int, real: bool, data_dir: Path, threads: int = 0, embed_backend: str = "torch") -> dict:
     """Build one corpus and time full questions through the app; runs in its own process."""
     from bot.app import build
     from config.settings import load_settings
-    from pipeline.evaluate import percentile
+    from lab.metrics import percentile
     from pipeline.types import Question
 
-    settings = load_settings(env={}, data_dir=str(data_dir), wikipedia="off", llm_base_url="", sources="")
+    settings = load_settings(env={}, data_dir=str(data_dir), wikipedia="off", llm_base_url="", sources="",
+                             threads=threads, embed_backend=embed_backend)
     app = build(settings, run_scheduler=False)
     try:
         built = build_corpus(app.parts.store, app.parts.embedder, settings, target, real)
@@ -184,37 +308,74 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--real", action="store_true", help="Embed every chunk for real (slow).")
     p.add_argument("--json", dest="json_out", default="", help="Also write the results to this file.")
     p.add_argument("--plot", dest="plot_dir", default="", help="Save per-stage latency box plots (PNG) here.")
+    p.add_argument("--threads", type=int, default=0, help="The `threads` setting (0 = the cores available).")
+    p.add_argument("--embed-backend", default="torch", help="The `embed_backend` setting for the throughput and question runs.")
+    p.add_argument("--backends", default="", help="Also compare these embedding backends' raw throughput, e.g. torch-int8,onnx.")
+    p.add_argument("--store-sizes", default="1000,10000,50000",
+                   help="Index sizes (chunks) at which store write throughput is reported; empty = skip.")
+    p.add_argument("--store-200k", action="store_true", help="Also report store writes at 200,000 chunks (minutes).")
+    p.add_argument("--store-budget-s", type=float, default=900.0,
+                   help="Stop growing the store-write index after this many seconds (later sizes: not reached).")
+    p.add_argument("--compare-code", default="",
+                   help="Also run the store-write section on the code in this directory (e.g. an unpacked `git archive HEAD`).")
     p.add_argument("--one-size", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--data-dir", default="", help=argparse.SUPPRESS)
+    p.add_argument("--store-child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
 
     if args.one_size:  # child process: one corpus size, result as JSON on stdout
-        print(json.dumps(one_size(args.one_size, args.questions, args.real, Path(args.data_dir))))
+        print(json.dumps(one_size(args.one_size, args.questions, args.real, Path(args.data_dir), args.threads, args.embed_backend)))
+        return {}
+    store_sizes = [int(x) for x in args.store_sizes.split(",") if x.strip()] + ([200_000] if args.store_200k else [])
+    if args.store_child:  # child process: store writes in the code found first on sys.path
+        print(json.dumps(store_writes(store_sizes, args.store_budget_s)))
         return {}
 
+    from bot.app import apply_threads
     from config.settings import load_settings
     from pipeline.embed import load_embedder
 
-    settings = load_settings(env={})
-    embedder = load_embedder(settings.embedding_model)
-    results: dict = {"machine": {"cpus": os.cpu_count(), "torch_threads": _torch_threads()}}
-    print(f"throughput on {args.throughput_docs} SciFact abstracts ...", file=sys.stderr)
-    results["throughput"] = throughput(embedder, settings, scifact_documents(limit=args.throughput_docs))
-    results["throughput"]["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    settings = load_settings(env={}, threads=args.threads, embed_backend=args.embed_backend)
+    apply_threads(settings)
+    embedder = load_embedder(settings.embedding_model, settings.embed_backend, str(settings.data_path / "models"))
+    results: dict = {"machine": {"cpus": os.cpu_count(), "cores_available": len(os.sched_getaffinity(0)),
+                                 "torch_threads": _torch_threads(), "load_average": os.getloadavg()}}
+    if args.throughput_docs:
+        print(f"throughput on {args.throughput_docs} SciFact abstracts ...", file=sys.stderr)
+        results["throughput"] = throughput(embedder, settings, scifact_documents(limit=args.throughput_docs))
+        results["throughput"]["peak_rss_mb"] = round(peak_rss_mb(), 1)
+        results["throughput"]["backend"] = embedder.backend_used
+    if args.backends:
+        print("embedding backends ...", file=sys.stderr)
+        results["backends"] = backends(settings, scifact_documents(limit=args.throughput_docs or 200),
+                                       [b.strip() for b in args.backends.split(",") if b.strip()])
+    results["store_writes"] = []
+    if store_sizes:
+        for code in ([args.compare_code] if args.compare_code else []) + [str(ROOT)]:
+            print(f"store writes, vectors given, code in {code} ...", file=sys.stderr)
+            cmd = [sys.executable, __file__, "--store-child", "--store-sizes", ",".join(map(str, store_sizes)),
+                   "--store-budget-s", str(args.store_budget_s)]
+            env = {**os.environ, "PYTHONPATH": code, "RAVBOT_BENCH_CODE": code}
+            out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
+            results["store_writes"].append(json.loads(out.strip().splitlines()[-1]))
     results["corpora"] = []
     for size in [int(s) for s in args.sizes.split(",") if s.strip()]:
         print(f"corpus of ~{size} chunks ...", file=sys.stderr)
         with tempfile.TemporaryDirectory(prefix="ravbot-bench-") as tmp:
             cmd = [sys.executable, __file__, "--one-size", str(size), "--questions", str(args.questions),
-                   "--data-dir", tmp] + (["--real"] if args.real else [])
+                   "--data-dir", tmp, "--threads", str(args.threads), "--embed-backend", args.embed_backend] + (["--real"] if args.real else [])
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             results["corpora"].append(json.loads(out.strip().splitlines()[-1]))
     _ratios(results)
+    self_usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    user, system = self_usage.ru_utime + children.ru_utime, self_usage.ru_stime + children.ru_stime
+    results["cpu"] = {"user_s": round(user, 1), "sys_s": round(system, 1), "sys_over_user": round(system / max(user, 1e-9), 3),
+                      "load_average_end": os.getloadavg()}
     print(report(results))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
     if args.plot_dir:
-        from pipeline.evaluate import plot_latency
+        from lab.plots import plot_latency
 
         for c in results["corpora"]:
             plot_latency(c["samples_ms"], Path(args.plot_dir) / f"stages_{c['chunks']}.png",
@@ -241,11 +402,26 @@ def _ratios(results: dict) -> None:
 
 
 def report(results: dict) -> str:
-    t = results["throughput"]
-    lines = [f"machine: {results['machine']['cpus']} CPUs, torch threads {results['machine']['torch_threads']}",
-             f"raw embedding: {t['raw_chunks_per_s']} chunks/s, {t['raw_sentences_per_s']} sentences/s; "
-             f"index_documents: {t['index_chunks_per_s']} chunks/s = {t['index_vs_raw']:.0%} of raw "
-             f"({t['chunks']} chunks of {t['documents']} abstracts); unchanged reindex {t['unchanged_reindex_s']} s", ""]
+    m = results["machine"]
+    lines = [f"machine: {m['cpus']} CPUs ({m.get('cores_available', '?')} available), torch threads {m['torch_threads']}, "
+             f"load average at start {' '.join(f'{x:.2f}' for x in m.get('load_average', ()))}"]
+    if "throughput" in results:
+        t = results["throughput"]
+        lines.append(f"raw embedding: {t['raw_chunks_per_s']} chunks/s, {t['raw_sentences_per_s']} sentences/s; "
+                     f"index_documents: {t['index_chunks_per_s']} chunks/s = {t['index_vs_raw']:.0%} of raw "
+                     f"({t['chunks']} chunks of {t['documents']} abstracts); unchanged reindex {t['unchanged_reindex_s']} s")
+    for b in results.get("backends", []):
+        lines.append(f"embedding backend {b['backend']} (running: {b['backend_used']}): {b['chunks_per_s']} chunks/s, "
+                     f"cosine to torch min {b['cosine_to_torch_min']} mean {b['cosine_to_torch_mean']}, "
+                     f"user {b['user_s']} s sys {b['sys_s']} s, load average {b['load_average'][0]:.2f}")
+    for w in results.get("store_writes", []):
+        figures = ", ".join(f"{p['size']:,}: {p['chunks_per_s']:,.0f}" if p["reached"] else
+                            f"{p['size']:,}: not reached (at {p['last'].get('size', 0):,}: {p['last'].get('chunks_per_s', 0):,.0f})"
+                            for p in w["points"])
+        lines.append(f"store writes (chunks/s at index size, vectors given) [{w['code']}]: {figures}; "
+                     f"commit of {w['chunks']:,} chunks {w['commit_s']} s, file {w['file_mb']} MB, "
+                     f"user {w['user_s']} s, sys {w['sys_s']} s")
+    lines.append("")
     for c in results["corpora"]:
         lines.append(f"corpus {c['chunks']} chunks ({'synthetic' if c['synthetic'] else 'real'}, built in {c['build_s']} s), "
                      f"{c['questions']} questions, {c['idk']} I-don't-know; peak RSS {c['peak_rss_mb']['after_questions']} MB")
@@ -257,6 +433,10 @@ def report(results: dict) -> str:
         sc = results["scaling"]
         lines.append(f"\n×{sc['chunks_ratio']} chunks → p50 ×: " + ", ".join(f"{s} {r}" for s, r in sc["p50_ratio_by_stage"].items())
                      + f"; peak RSS ×{sc['rss_ratio']}")
+    if "cpu" in results:
+        c = results["cpu"]
+        lines.append(f"CPU time of the whole run (this process and its children): user {c['user_s']} s, sys {c['sys_s']} s, "
+                     f"sys/user {c['sys_over_user']:.1%}; load average at end {' '.join(f'{x:.2f}' for x in c['load_average_end'])}")
     return "\n".join(lines)
 
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from pathlib import Path
 
 import click
 
-from bot.eval_cli import eval_group
-from config.settings import SETTINGS, load_settings
+from config.settings import SETTINGS, load_settings, markdown_table
 
 log = logging.getLogger("ravbot")
 
@@ -20,10 +18,12 @@ def _settings(ctx: click.Context):
 
 
 def _app(ctx: click.Context, run_scheduler: bool = False):
+    """The command's Core, built once. `ctx.obj["parts"]`, when the caller gave one (e.g.
+    `CliRunner().invoke(cli, args, obj={"parts": {"embedder": e}})`), holds parts passed to `build`."""
     from bot.app import build
 
     if "app" not in ctx.obj:
-        ctx.obj["app"] = build(_settings(ctx), run_scheduler=run_scheduler)
+        ctx.obj["app"] = build(_settings(ctx), run_scheduler=run_scheduler, **ctx.obj.get("parts", {}))
         ctx.call_on_close(ctx.obj["app"].close)
     return ctx.obj["app"]
 
@@ -46,7 +46,27 @@ def _quiet_libraries() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# The lab's commands (lab/cli.py): loaded only when one of them runs, so that answering never imports
+# the lab (nor scikit-learn or matplotlib). The one import of the lab from runtime code is in
+# `RavbotGroup.get_command` (tests/test_layout.py allows exactly that one).
+LAB_COMMANDS = ("eval", "train-combiner", "train-verifier")
+
+
+class RavbotGroup(click.Group):
+    """The `ravbot` group: its own commands, plus the lab's (`LAB_COMMANDS`), imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAB_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAB_COMMANDS:
+            from lab.cli import COMMANDS
+
+            return COMMANDS[name]
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=RavbotGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="TOML settings file (also RAVBOT_CONFIG).")
 @click.option("--data-dir", help="Override the data directory (also RAVBOT_DATA_DIR).")
 @click.option("-v", "--verbose", is_flag=True, help="Log debug detail.")
@@ -61,7 +81,7 @@ def cli(ctx: click.Context, config_file: str | None, data_dir: str | None, verbo
     logging.basicConfig(level=logging.DEBUG if verbose else getattr(logging, str(settings.log_level).upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     _quiet_libraries()
-    ctx.obj = {"settings": settings}
+    ctx.obj = {**(ctx.obj or {}), "settings": settings}
 
 
 def _progress_bar(label: str):
@@ -235,49 +255,19 @@ def feedback_export(ctx: click.Context, path: str, since: str | None) -> None:
 
 @cli.command("settings")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--markdown", is_flag=True, help="Print the README's settings table (defaults, not current values).")
 @click.pass_context
-def show_settings(ctx: click.Context, as_json: bool) -> None:
+def show_settings(ctx: click.Context, as_json: bool, markdown: bool) -> None:
     """Show every setting's current value (secrets redacted)."""
+    if markdown:
+        click.echo(markdown_table())
+        return
     values = _settings(ctx).as_dict()
     if as_json:
         click.echo(json.dumps(values, indent=2))
         return
     for s in SETTINGS:
         click.echo(f"{s.name} = {values[s.name]!r}")
-
-
-@cli.command("train-combiner")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None, help="The shared/data folder.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Where to write the weights.")
-@click.option("--seed", default=0, show_default=True)
-def train_combiner(data_dir: str | None, out: str | None, seed: int) -> None:
-    """Retrain the `default` verifier's combiner on the open data (see docs/verification.md)."""
-    from pipeline import train_combiner as tc
-
-    data = Path(data_dir) if data_dir else Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-    target = Path(out) if out else Path(tc.__file__).resolve().parent / "models" / "combiner.json"
-    figures = tc.train(data, target, seed=seed)
-    click.echo(json.dumps(figures, indent=2, default=str))
-
-
-@cli.command("train-verifier")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None, help="The shared/data folder.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=True), default=None, help="Artifact folder (default: the shipped one).")
-@click.option("--seed", default=0, show_default=True)
-@click.option("--time-budget", "time_budget_s", default=4500, show_default=True, help="Training wall-clock budget in seconds.")
-@click.option("--eval-every", "eval_every_s", default=900, show_default=True, help="Seconds between dev evaluations (checkpoints).")
-@click.option("--hold-out", default="", help="Leave one open set out of training and report it (leave-one-domain-out).")
-def train_verifier(data_dir: str | None, out_dir: str | None, seed: int, time_budget_s: int, eval_every_s: int, hold_out: str) -> None:
-    """Train ravbot's cross-encoder verifier (LoRA over MiniLM); see docs/verifier.md."""
-    from pipeline import train_verifier as tv
-
-    data = Path(data_dir) if data_dir else Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-    target = Path(out_dir) if out_dir else Path(tv.__file__).resolve().parent / "models" / "verifier"
-    figures = tv.train(data, target, seed=seed, time_budget_s=time_budget_s, eval_every_s=eval_every_s, hold_out=hold_out)
-    click.echo(json.dumps(figures, indent=2, default=str))
-
-
-cli.add_command(eval_group, "eval")
 
 
 def main() -> None:

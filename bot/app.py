@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
+import sys
 import threading
 import time
 import uuid
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,9 +20,9 @@ from bot.feedback import FeedbackStore
 from bot.scheduler import Reindexer, progress_line
 from config.settings import PROJECT_ROOT, SETTINGS, Settings
 from pipeline.answer import Parts, answer_question, clean_question, question_problem
-from pipeline.embed import load_embedder
+from pipeline.embed import Embedder, load_embedder
 from pipeline.index import index_source
-from pipeline.llm import build_llm
+from pipeline.llm import LLM, build_llm
 from pipeline.store import EmbeddedStore, Store
 from pipeline.types import Answer, Question
 from pipeline.wiki import build_wikipedia
@@ -75,6 +77,30 @@ def while_building(answer: Answer, building: dict[str, dict]) -> Answer:
     return dataclasses.replace(answer, notes=(*answer.notes, STILL_INDEXING.format(progress=progress)))
 
 
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def apply_threads(settings: Settings) -> int:
+    """Set the CPU threads of torch, OpenMP and BLAS from the `threads` setting (0 = the cores this
+    process may run on) and return the number. The environment is set before torch loads (it loads
+    with the first encode), so its thread pool starts at that size; a torch or BLAS already loaded is
+    set directly."""
+    n = int(settings.threads) or len(os.sched_getaffinity(0))
+    if n < 1:
+        raise ValueError(f"setting threads: {settings.threads!r} must be 0 (all cores) or more")
+    for var in THREAD_ENV:
+        os.environ[var] = str(n)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # numpy's BLAS then keeps its own default (the cores)
+        pass
+    else:
+        threadpool_limits(n)
+    return n
+
+
 def build_store(settings: Settings) -> Store:
     """The configured vector store (nothing is connected until first use)."""
     if settings.store == "embedded":
@@ -112,8 +138,10 @@ def resolve_locations(locations: list[str]) -> list[str]:
 class App:
     """The Core (see adapters/core.py): owns the store, feedback database and reindexer."""
 
-    def __init__(self, settings: Settings, parts: Parts, feedback: FeedbackStore, run_scheduler: bool = True):
+    def __init__(self, settings: Settings, parts: Parts, feedback: FeedbackStore, run_scheduler: bool = True,
+                 borrowed: Collection[str] = ()):
         self.settings, self.parts, self.feedback = settings, parts, feedback
+        self.borrowed = frozenset(borrowed)  # names of parts the caller passed in and closes itself
         self.sources = {name: {**spec, "locations": resolve_locations(spec["locations"])}
                         for name, spec in settings.source_specs().items()}
         self.reindexer = Reindexer(self.index_one, feedback, self.sources, lock_dir=settings.data_path, schedule=run_scheduler)
@@ -225,6 +253,7 @@ class App:
             counts = {"error": str(e)}
         s = self.settings
         return {"index": counts, "store": s.store, "embedding_model": Path(self.parts.embedder.name).name,
+                "embedding_backend": getattr(self.parts.embedder, "backend_used", "") or s.embed_backend,
                 "reranker": s.reranker_model or "built-in", "llm": s.llm_model if s.llm_base_url else "none (extractive)",
                 "verifier": s.verify_method if s.verify else "off", "wikipedia": s.wikipedia,
                 "sources": {n: spec["locations"] for n, spec in self.sources.items()},
@@ -266,16 +295,30 @@ class App:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.reindexer.shutdown()
         self.feedback.close()
-        self.parts.store.close()
-        for part in (self.parts.wiki, self.parts.llm):
-            if part is not None and hasattr(part, "close"):
+        for name in ("store", "wiki", "llm"):  # what `build` made; a part passed in stays open
+            part = getattr(self.parts, name)
+            if name not in self.borrowed and part is not None and hasattr(part, "close"):
                 part.close()
 
 
-def build(settings: Settings, run_scheduler: bool = True) -> App:
-    """Wire the configured backends. Cheap: models load and stores connect on first use."""
+def build(settings: Settings, run_scheduler: bool = True, *, embedder: Embedder | None = None,
+          store: Store | None = None, llm: LLM | None = None, wiki: object | None = None,
+          cross_encoder: object | None = None) -> App:
+    """Wire the configured backends. Cheap: models load and stores connect on first use.
+
+    Each keyword part, when given, is used instead of the one the settings would build (None: build
+    it from the settings): `embedder` (anything with `Embedder`'s `encode`, `dim`, `name` and
+    `model`), `store` (a `Store`), `llm`, `wiki`, `cross_encoder`. The caller owns what it passes:
+    `App.close` leaves it open, so one store or embedder can serve several Cores."""
     redact_secrets_in_logs(settings)
-    parts = Parts(store=build_store(settings), embedder=load_embedder(settings.embedding_model), settings=settings,
-                  llm=build_llm(settings), wiki=build_wikipedia(settings), cross_encoder=build_cross_encoder(settings))
+    apply_threads(settings)
+    given = {"embedder": embedder, "store": store, "llm": llm, "wiki": wiki, "cross_encoder": cross_encoder}
+    if embedder is None:
+        embedder = load_embedder(settings.embedding_model, settings.embed_backend, str(settings.data_path / "models"))
+    parts = Parts(store=build_store(settings) if store is None else store, embedder=embedder, settings=settings,
+                  llm=build_llm(settings) if llm is None else llm,
+                  wiki=build_wikipedia(settings) if wiki is None else wiki,
+                  cross_encoder=build_cross_encoder(settings) if cross_encoder is None else cross_encoder)
     feedback = FeedbackStore(settings.data_path / "feedback.sqlite")
-    return App(settings, parts, feedback, run_scheduler=run_scheduler)
+    return App(settings, parts, feedback, run_scheduler=run_scheduler,
+               borrowed={name for name, part in given.items() if part is not None})

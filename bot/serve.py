@@ -44,11 +44,17 @@ def platforms(settings: Settings, role: str = "all") -> dict[str, Callable[[App,
     return chosen
 
 
-async def serve(settings: Settings, role: str = "all", stop: asyncio.Event | None = None) -> int:
-    """Run until SIGTERM/SIGINT (or `stop` is set); returns the process exit code."""
+async def serve(settings: Settings, role: str = "all", stop: asyncio.Event | None = None, *,
+                app: App | None = None) -> int:
+    """Run until SIGTERM/SIGINT (or `stop` is set); returns the process exit code.
+
+    `app`: a ready Core (from `bot.app.build`, e.g. with injected parts) to serve instead of building
+    one from `settings`; its caller chose whether it schedules reindexes and closes it afterwards."""
     stop = stop or asyncio.Event()
     chosen = platforms(settings, role)
-    app = build(settings, run_scheduler=role in ("all", "worker"))
+    owned = app is None
+    if app is None:
+        app = build(settings, run_scheduler=role in ("all", "worker"))
     loop = asyncio.get_running_loop()
     if threading.current_thread() is threading.main_thread() and sys.platform != "win32":
         for sig in (signal.SIGTERM, signal.SIGINT):  # signal handlers only exist in the main thread
@@ -82,7 +88,8 @@ async def serve(settings: Settings, role: str = "all", stop: asyncio.Event | Non
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         await asyncio.to_thread(app.reindexer.shutdown, 10.0)
-        app.close()
+        if owned:
+            app.close()
     return 1 if tasks and failed == len(tasks) else 0
 
 

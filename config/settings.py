@@ -41,6 +41,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fetch_timeout", 15.0, "Seconds allowed for fetching one web page when indexing URLs."),
     # --- retrieval
     Setting("embedding_model", "", "Path or name of a sentence-transformers model; empty = the bundled all-MiniLM-L6-v2."),
+    Setting("embed_backend", "torch", "How the embedding model runs on the CPU: `torch`, `torch-int8` (its Linear layers quantised to int8 per channel: faster, vectors move slightly) or `onnx` (exported once to ONNX under the data dir and run by ONNX Runtime, which must be installed: same vectors, faster). A backend that cannot load falls back to `torch` with a warning."),
     Setting("reranker_model", "", "Path to a sentence-transformers CrossEncoder; empty = the built-in reranker from the embedding model."),
     Setting("rerank", True, "Rerank the fused candidates before taking the top k."),
     Setting("candidates", 40, "Candidates taken from dense search and from BM25 before fusion."),
@@ -70,6 +71,7 @@ SETTINGS: tuple[Setting, ...] = (
     # --- verification
     Setting("verify", True, "Verify answers claim by claim before posting."),
     Setting("verify_method", "default", "Verifier: `default`, `cosine` (published baseline), `combiner`, `model` (ravbot's trained verifier model), `llm` or `nli`."),
+    Setting("verify_llm_second_opinion", False, "With an LLM configured, send the claims the verifier left UNCERTAIN (only those, all in one JSON call per answer) to the LLM for a second opinion; a validated reply may make them SUPPORTED or CONTRADICTED, never changing any other verdict (method `llm-second-opinion`)."),
     Setting("entity_types", "PERSON,ORG,GPE,LOC,DATE,EVENT,NORP,FAC,PRODUCT,WORK_OF_ART,LAW,TIME,PERCENT,MONEY,QUANTITY,CARDINAL,ORDINAL", "spaCy entity labels that make a sentence a claim."),
     Setting("supported_threshold", 0.5, "`default` verifier: confidence at or above which a claim is SUPPORTED."),
     Setting("uncertain_threshold", 0.2, "`default` verifier: confidence at or above which an unsupported claim is UNCERTAIN rather than UNSUPPORTED."),
@@ -95,6 +97,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_question_chars", 4000, "Longer questions are refused with a message."),
     Setting("rate_limit_per_minute", 6, "Questions one user may ask per minute (0 = unlimited)."),
     Setting("workers", 2, "Worker threads running pipeline calls."),
+    Setting("threads", 0, "CPU threads for the embedding model (torch, ONNX Runtime) and BLAS; 0 = the cores this process may run on. One encode call runs at a time per process, with all of them.", env="OMP_NUM_THREADS"),
     Setting("port", 3000, "Port of the Slack HTTP mode server.", env="PORT"),
     Setting("slack_bot_token", "", "Slack bot token (xoxb-...).", env="SLACK_BOT_TOKEN", secret=True),
     Setting("slack_app_token", "", "Slack app-level token (xapp-...) for Socket Mode.", env="SLACK_APP_TOKEN", secret=True),
@@ -221,3 +224,18 @@ def load_settings(
             raise ValueError(f"unknown setting {key!r}")
         values[key] = _coerce(_BY_NAME[key], raw)
     return Settings(values)
+
+
+def markdown_table(settings: tuple[Setting, ...] = SETTINGS) -> str:
+    """The README's settings table (`ravbot settings --markdown`): name, environment variables,
+    default and help of every setting, in table order."""
+    def default(s: Setting) -> str:
+        if s.secret:
+            return "secret, unset"
+        return f'`"{s.default}"`' if isinstance(s.default, str) else f"`{s.default!r}`"
+
+    lines = ["| setting | environment | default | what it does |", "|---|---|---|---|"]
+    for s in settings:
+        env = ", ".join(f"`{v}`" for v in (f"RAVBOT_{s.name.upper()}", s.env) if v)
+        lines.append(f"| `{s.name}` | {env} | {default(s)} | {s.help.replace('|', '&#124;')} |")
+    return "\n".join(lines)

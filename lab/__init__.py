@@ -1,1 +1,1 @@
-"""The lab: code that measures ravbot (evaluation harnesses and their helpers), never imported when answering."""
+"""The lab: what measures or trains ravbot (evaluation, trainers, their commands); never imported when answering."""

@@ -25,7 +25,7 @@ from pipeline.generate import (
     number_sources,
     user_prompt,
 )
-from pipeline.names import names
+from pipeline.names import Name, mentions, names
 from pipeline.retrieve import in_scope, question_nouns, retrieve, unseen
 from pipeline.store import Store, StoreUnavailable
 from pipeline.types import (
@@ -40,6 +40,7 @@ from pipeline.types import (
     Verdict,
 )
 from pipeline.verify import verify_claims
+from pipeline.verify.second_opinion import second_opinion
 
 log = logging.getLogger(__name__)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
@@ -200,15 +201,28 @@ class ClaimChecker:
                                       settings=s, cross_encoder=p.cross_encoder)
             evidence = [cited_first([e for n in numbers for e in self.cited.get(n, [])], ev)
                         for numbers, ev in zip(cites, found, strict=True)]
-            claim_names = [[n.text for n in names(c.text)] for c in claims]  # claim texts carry no markers
-            mentioned = p.store.mentioned([n for ns in claim_names for n in ns])
-            invented = [[n for n in ns if n not in mentioned] for ns in claim_names]
+            claim_names = [names(c.text) for c in claims]  # claim texts carry no markers
+            mentioned = p.store.mentioned([n.text for ns in claim_names for n in ns])
+            unknown = [[n for n in ns if n.text not in mentioned] for ns in claim_names]
         with self.timer.stage("verify"):
             stored = (p.store.vectors([e.chunk_id for ev in evidence for e in ev])
                       if s.verify_method == "cosine" else None)  # the baseline compares whole chunks: reuse their vectors
             verdicts = verify_claims(claims, evidence, method=s.verify_method, embedder=p.embedder, settings=s,
-                                     llm=p.llm, chunk_vectors=stored, invented=invented, given=self.question)
+                                     llm=p.llm, chunk_vectors=stored, invented=[[n.text for n in ns] for ns in unknown],
+                                     given=self.question, cited=[bool(numbers) for numbers in cites])
         verdicts = [dataclasses.replace(v, checked_against=("kb",)) for v in verdicts]
+        verdicts = self._with_wikipedia(claims, cites, evidence, unknown, verdicts)
+        if s.verify_llm_second_opinion and p.llm is not None:  # UNCERTAIN claims only, one LLM call
+            with self.timer.stage("verify"):
+                verdicts = second_opinion(verdicts, p.llm, supported_confidence=s.supported_threshold)
+        return verdicts
+
+    def _with_wikipedia(self, claims: list[Claim], cites: list[tuple[int, ...]], evidence: list[list[Evidence]],
+                        unknown: list[list[Name]], verdicts: list[Verdict]) -> list[Verdict]:
+        """The claims the knowledge base does not back, verified again with Wikipedia passages added.
+        Wikipedia counts only for names that are not the team's own: a code identifier no document
+        mentions stays invented whatever Wikipedia says; a proper name its passages mention does not."""
+        p, s = self.parts, self.parts.settings
         if p.wiki is None or s.wikipedia == "off":
             return verdicts
         weak = [i for i, v in enumerate(verdicts) if s.wikipedia == "always" or v.label is not Label.SUPPORTED]
@@ -218,9 +232,13 @@ class ClaimChecker:
             extra = self._wikipedia([claims[i].text for i in weak])
         if extra is None:
             return verdicts
+        invented = [[n.text for n in unknown[i] if n.kind == "code" or not any(mentions(n.text, e.text) for e in extra[j])]
+                    for j, i in enumerate(weak)]
         with self.timer.stage("verify"):
             again = verify_claims([claims[i] for i in weak], [evidence[i] + extra[j] for j, i in enumerate(weak)],
-                                  method=s.verify_method, embedder=p.embedder, settings=s, llm=p.llm)
+                                  method=s.verify_method, embedder=p.embedder, settings=s, llm=p.llm,
+                                  invented=invented, given=self.question, cited=[bool(cites[i]) for i in weak])
+        verdicts = list(verdicts)
         for j, i in enumerate(weak):
             verdicts[i] = dataclasses.replace(again[j], checked_against=("kb", "wikipedia"))
         return verdicts

@@ -1,12 +1,29 @@
-"""Sentence embeddings: the one place that loads the embedding model (once per process)."""
+"""Sentence embeddings: the one place that loads the embedding model (once per process) and runs it,
+one encode call at a time, on the configured backend (torch, torch-int8 or onnx; torch when another
+cannot load)."""
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import logging
 import os
 import threading
+import warnings
+from pathlib import Path
 
 import numpy as np
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("torch", "torch-int8", "onnx")
+# Embedding runs in one place at a time in a process: two jobs (a reindex and a question, two
+# questions) that encode at once would each get half the cores and thrash their threads and caches;
+# one after the other, each runs at full speed and neither waits longer in total.
+_ENCODE_LOCK = threading.RLock()
+ONNX_OPSET = 17
+_EXPORT_CHECK = ("A short sentence.", "A longer sentence about the annual leave policy of the company, "
+                 "which gives every employee twenty-five days a year, and how to request them.")
 
 
 def default_model_path() -> str:
@@ -17,11 +34,23 @@ def default_model_path() -> str:
 
 
 class Embedder:
-    """Owns a SentenceTransformer; `encode` returns L2-normalised float32 rows."""
+    """Owns a SentenceTransformer; `encode` returns L2-normalised float32 rows.
 
-    def __init__(self, model_name_or_path: str = ""):
+    `backend`: `torch` (the model as shipped), `torch-int8` (its Linear layers quantised to int8,
+    dynamically), or `onnx` (the transformer exported once to ONNX under `cache_dir`, run by ONNX
+    Runtime; tokenisation, mean pooling and normalisation as the model defines them). A backend that
+    cannot load (a package missing, an export that fails or does not reproduce the torch vectors)
+    falls back to torch with a warning; `backend_used` says what runs."""
+
+    def __init__(self, model_name_or_path: str = "", backend: str = "torch", cache_dir: str | Path | None = None):
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown embedding backend {backend!r}; expected one of {', '.join(BACKENDS)}")
         self.name = model_name_or_path or default_model_path()
+        self.backend = backend
+        self.backend_used = ""  # set when the model loads
+        self.cache_dir = Path(cache_dir) if cache_dir else None
         self._model = None
+        self._onnx: _OnnxEncoder | None = None
         self._lock = threading.Lock()
         self.texts_encoded = 0  # how many texts this embedder has embedded (tests and benchmarks read it)
 
@@ -33,8 +62,22 @@ class Embedder:
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(self.name, device="cpu")
+                model = SentenceTransformer(self.name, device="cpu")
+                self.backend_used = "torch"
+                if self.backend != "torch":
+                    try:
+                        if self.backend == "torch-int8":
+                            model = _quantise_int8(model)
+                        else:
+                            self._onnx = _OnnxEncoder.load(model, self.name, self._onnx_dir())
+                        self.backend_used = self.backend
+                    except Exception as e:  # noqa: BLE001 - any failure: the torch model still works
+                        log.warning("embedding backend %s unavailable (%s); using torch", self.backend, e)
+                self._model = model
             return self._model
+
+    def _onnx_dir(self) -> Path:
+        return self.cache_dir if self.cache_dir is not None else Path(".ravbot") / "models"  # the default data dir
 
     @property
     def dim(self) -> int:
@@ -43,18 +86,137 @@ class Embedder:
     def encode(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-        )
+        with _ENCODE_LOCK:
+            model = self.model
+            if self._onnx is not None:
+                vectors = self._onnx.encode(list(texts), batch_size)
+            else:
+                vectors = model.encode(
+                    list(texts),
+                    batch_size=batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=progress,
+                )
         self.texts_encoded += len(texts)
         return np.asarray(vectors, dtype=np.float32)
 
 
+def _quantise_int8(model):
+    """The model with every Linear layer replaced by a dynamically quantised int8 one: weights int8 per
+    output channel (per-tensor weights moved all-MiniLM-L6-v2's vectors to cosine 0.89 of the float
+    ones, per-channel to 0.97), activations quantised per batch; CPU only."""
+    import torch
+
+    with warnings.catch_warnings():  # torch.ao.quantization is deprecated in favour of torchao, not installed here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+        return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
+
+
+class _OnnxEncoder:
+    """The transformer of a Transformer → mean Pooling → Normalize model, run by ONNX Runtime."""
+
+    def __init__(self, session, tokenizer, max_length: int, lower: bool):
+        self.session, self.tokenizer, self.max_length, self.lower = session, tokenizer, max_length, lower
+        self.inputs = [i.name for i in session.get_inputs()]
+
+    @classmethod
+    def load(cls, model, name: str, cache_dir: Path) -> _OnnxEncoder:
+        import onnxruntime as ort
+        import torch
+
+        kinds = [type(m).__name__ for m in model]
+        pooling = model[1].get_config_dict() if len(model) > 1 else {}
+        if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]) or pooling.get("pooling_mode", "mean") != "mean" \
+                or any(pooling.get(k) for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens")):
+            raise ValueError(f"only Transformer → mean Pooling (→ Normalize) models export, not {' → '.join(kinds)}")
+        transformer = model[0]
+        path = cache_dir / f"{Path(name).name}-{_model_key(name, transformer.max_seq_length)}.onnx"
+        if not path.exists():
+            _export(transformer.auto_model, model.tokenizer, path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = torch.get_num_threads()  # the `threads` setting, applied by bot.app
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        encoder = cls(session, model.tokenizer, transformer.max_seq_length, bool(getattr(transformer, "do_lower_case", False)))
+        check = [*_EXPORT_CHECK, "Other shapes than the export's.", "One"]  # batches of 2: other lengths too
+        expected = model.encode(check, normalize_embeddings=True, convert_to_numpy=True)
+        got = encoder.encode(check, 2)
+        if float(np.min(np.sum(expected * got, axis=1))) < 0.9999:
+            raise ValueError(f"the ONNX export {path} does not reproduce the torch vectors")
+        return encoder
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        texts = [t.strip().lower() if self.lower else t.strip() for t in texts]
+        order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths batch together: less padding
+        out: np.ndarray | None = None
+        for start in range(0, len(texts), batch_size):
+            rows = order[start:start + batch_size]
+            enc = self.tokenizer([texts[i] for i in rows], padding=True, truncation=True,
+                                 max_length=self.max_length, return_tensors="np")
+            feeds = {k: np.asarray(enc[k], dtype=np.int64) for k in self.inputs}
+            hidden = self.session.run(None, feeds)[0]
+            mask = feeds["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            if out is None:
+                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[rows] = pooled
+        assert out is not None
+        return out
+
+
+def _model_key(name: str, max_length: int) -> str:
+    """Names one export: the model's files (size and modification time), the sequence length, the opset
+    and the torch version that exported it."""
+    import torch
+
+    root = Path(name)
+    files = sorted(f"{p.relative_to(root)}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
+                   for p in root.rglob("*") if p.is_file() and p.suffix in {".safetensors", ".bin", ".json"}) if root.is_dir() else [name]
+    text = "|".join([*files, str(max_length), str(ONNX_OPSET), torch.__version__])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _export(auto_model, tokenizer, path: Path) -> None:
+    """Export the transformer (token ids → last hidden state) to `path`, atomically."""
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    enc = tokenizer(list(_EXPORT_CHECK), padding=True, return_tensors="pt")
+    names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc]
+    axes = {k: {0: "batch", 1: "sequence"} for k in names} | {"last_hidden_state": {0: "batch", 1: "sequence"}}
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args):
+            return self.inner(**dict(zip(names, args, strict=True)), return_dict=True).last_hidden_state
+
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with torch.no_grad(), warnings.catch_warnings():
+        # the tracer warns that two shape tests become constants; both are constant for an encoder
+        # (no causal mask, no key/value cache), and `_OnnxEncoder.load` checks the export's vectors
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Hidden(auto_model).eval(), tuple(enc[k] for k in names), str(tmp), dynamo=False,
+                          input_names=names, output_names=["last_hidden_state"], dynamic_axes=axes,
+                          opset_version=ONNX_OPSET, do_constant_folding=True)
+    os.replace(tmp, path)
+    log.info("exported the embedding model to %s", path)
+
+
+def load_embedder(model_name_or_path: str = "", backend: str = "torch", cache_dir: str = "") -> Embedder:
+    """The process-wide embedder for a model and backend (loaded lazily on first `encode`);
+    `cache_dir` holds the ONNX export (the other backends share one embedder whatever it is)."""
+    return _embedder(model_name_or_path, backend, cache_dir if backend == "onnx" else "")
+
+
 @functools.cache
-def load_embedder(model_name_or_path: str = "") -> Embedder:
-    """The process-wide embedder for a model (loaded lazily on first `encode`)."""
-    return Embedder(model_name_or_path)
+def _embedder(model_name_or_path: str, backend: str, cache_dir: str) -> Embedder:
+    return Embedder(model_name_or_path, backend, cache_dir or None)

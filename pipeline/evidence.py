@@ -15,7 +15,7 @@ from pipeline.types import Evidence, Hit
 def hit_to_evidence(hit: Hit) -> Evidence:
     c = hit.chunk
     return Evidence(text=c.text, title=c.title, url=c.url, path=c.path, origin="kb",
-                    score=float(hit.dense or 0.0), chunk_id=c.id)
+                    score=float(hit.dense or 0.0), chunk_id=c.id, section=" > ".join(c.headings))
 
 
 def kb_evidence(claim: str, *, store: Store, embedder: Embedder, settings, k: int | None = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -69,10 +69,27 @@ class Unit:
     item: bool = False
     lead: int = -1
     first: bool = True  # the first sentence of its paragraph or list item
+    code: bool = False  # a code block follows it
 
 
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+_TRAILING_ASIDE = re.compile(r"^\([^()]*[^()\s.!?\"'”’]\)[.!?]*$")  # "(6 months or 1 year).", not "(See below.)"
+
+
+def _whole(pieces: list[str]) -> list[str]:
+    """Sentences rejoined where the rule-based split cut one: inside a code span (an odd number of
+    backticks so far), or before a parenthesis that only closes the sentence before it
+    ("How long is the term? (6 months or 1 year).")."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and (out[-1].count("`") % 2 or _TRAILING_ASIDE.match(piece)):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def prose_units(text: str) -> list[Unit]:
@@ -80,17 +97,23 @@ def prose_units(text: str) -> list[Unit]:
     apart (each with its lead-in), code, headings and table rows dropped."""
     units: list[Unit] = []
     buffer: list[str] = []
-    state = {"item": False, "list": False, "lead": -1, "blank": False, "fence": ""}
+    state = {"item": False, "list": False, "lead": -1, "blank": False, "fence": "", "heading": False}
 
     def flush() -> None:
         if buffer:
-            for k, sentence in enumerate(split_sentences(" ".join(" ".join(buffer).split()))):
+            for k, sentence in enumerate(_whole(split_sentences(" ".join(" ".join(buffer).split())))):
                 units.append(Unit(sentence, state["item"], state["lead"] if state["item"] else -1, k == 0))
             buffer.clear()
+
+    def code_follows() -> None:
+        if units and not state["heading"]:
+            units[-1] = replace(units[-1], code=True)
 
     for line in text.split("\n"):
         if match := _FENCE.match(line):
             flush()
+            if not state["fence"]:
+                code_follows()
             mark = match.group(1)
             state["fence"] = "" if state["fence"] and mark[0] == state["fence"][0] else (state["fence"] or mark)
             continue
@@ -101,9 +124,10 @@ def prose_units(text: str) -> list[Unit]:
             state["blank"] = True
             continue
         indented = line.startswith(("    ", "\t"))
+        state["heading"] = False
         if line.lstrip().startswith(("#", "|")) and not indented:
             flush()
-            state.update(list=False, item=False)
+            state.update(list=False, item=False, heading=True)
         elif _ITEM.match(line) and (state["list"] or not indented):
             flush()
             if not state["list"]:
@@ -113,6 +137,7 @@ def prose_units(text: str) -> list[Unit]:
             buffer.append(_ITEM.sub("", line))
         elif indented and not state["list"] and (state["blank"] or not buffer):
             flush()  # an indented code block
+            code_follows()
         else:
             if state["blank"] and not indented and state["list"]:
                 flush()
@@ -133,29 +158,54 @@ _FUNCTION_WORDS = frozenset("a an and are as at be by can do does for from how i
 _NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred"
 _UNITS = r"(?:hours?|hrs?|days?|weeks?|months?|years?|minutes?|mins?|seconds?|secs?|ms|milliseconds?|pay periods?)"
 _MONTHS = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t|tember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_DURATION = rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})(?:\s*(?:-|to)\s*\d+)?[\s-]*(?:business |calendar |work )?{_UNITS}\b"
 ANSWER_TYPES: dict[str, tuple[re.Pattern, re.Pattern]] = {
     # type: (question pattern, value pattern)
     "duration": (re.compile(r"\bhow (?:long|often|soon|quickly)\b|\bhow many " + _UNITS, re.I),
-                 re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})(?:\s*(?:-|to)\s*\d+)?[\s-]*(?:business |calendar |work )?{_UNITS}\b", re.I)),
+                 re.compile(_DURATION, re.I)),
     "number": (re.compile(r"\bhow (?:many|much)\b|\bwhat (?:is the )?(?:number|amount|percentage|limit|maximum|minimum|size)\b|\b(?:maximum|minimum|max|min)\b", re.I),
                re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{_NUMBER_WORDS})\b|\$\d", re.I)),
+    # a "when" is answered by a date or by a span of time ("after 90 days", "within 72 hours")
     "date": (re.compile(r"^\s*when\b|\bwhen (?:is|are|do|does|did|will|should|must|can|was)\b|\bwhat (?:date|day|year|month)\b|\b(?:deadline|due date)\b|\bby when\b", re.I),
-             re.compile(rf"\b{_MONTHS}\.?\s+\d{{1,2}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b{_MONTHS}\s+\d{{4}}\b|\b(?:19|20)\d{{2}}\b|\bFY\s?\d{{2}}\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b", re.I)),
+             re.compile(rf"\b{_MONTHS}\.?\s+\d{{1,2}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b{_MONTHS}\s+\d{{4}}\b|\b(?:19|20)\d{{2}}\b|\bFY\s?\d{{2}}\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b|{_DURATION}", re.I)),
     "version": (re.compile(r"\bversions?\b|\breleased?\b|\bsince\b", re.I),
                 re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\bv\d+\b", re.I)),
     "default": (re.compile(r"\bdefaults?\b|\bdefault value\b", re.I),
                 re.compile(r"\bdefaults?\b.*?(?:`[^`]+`|\b\d+\b|\"[^\"]+\"|'[^']+'|\b(?:True|False|None)\b)|(?:`[^`]+`|\b\d+\b|\b(?:True|False|None)\b).*?\bdefaults?\b", re.I)),
 }
+# "which tool / who / what package does …": asks for a name, when it asks for no value of a type above
+_ASKS_NAME = re.compile(r"^\s*(?:which|who|whom)\b|\bwhich \w+|\bwho (?!is\b|are\b)\w+"
+                        r"|\bwhat (?!is\b|are\b|was\b|were\b|does\b|do\b|did\b|happens\b|if\b|should\b|can\b|will\b)\w+"
+                        r"(?: \w+)? (?:does|do|did|should|is|are|can|will|must)\b", re.I)
+# a name: a code span, a word with an inner capital (KeePassXC, GitHub), an acronym, or a
+# capitalised word that does not start the sentence (… in Kansas City, MO)
+_NAME = re.compile(r"`([^`\n]+)`|\b([A-Za-z][a-z0-9]*[A-Z][\w-]*|[A-Z]{2,}[a-z]?)\b|(?<=[\w,;:)] )([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)*)")
+
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
 
 
 def answer_types(question: str) -> list[str]:
-    """The kinds of value a question asks for ("duration", "number", "date", "version", "default")."""
-    return [name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(question)]
+    """The kinds of value a question asks for ("duration", "number", "date", "version", "default"),
+    or ["name"] for a which/who/what-thing question that asks for none of those."""
+    types = [name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(question)]
+    return types or (["name"] if _ASKS_NAME.search(question) else [])
 
 
-def has_value(sentence: str, types: Sequence[str]) -> bool:
-    """Whether `sentence` carries a value of one of `types`."""
-    return any(ANSWER_TYPES[t][1].search(sentence) for t in types)
+def sentence_names(sentence: str) -> list[str]:
+    """The names `sentence` mentions: code spans, words with an inner capital, acronyms and
+    capitalised words past its first word."""
+    text = _LINK.sub(lambda m: m.group(1), sentence)
+    return [next(g for g in m.groups() if g) for m in _NAME.finditer(text)]
+
+
+def has_value(sentence: str, types: Sequence[str], question: str = "") -> bool:
+    """Whether `sentence` carries a value of one of `types`; a "name" counts only when the question
+    does not already say it."""
+    if "name" in types:
+        asked = _tokens(question)
+        if any(not _tokens(n) <= asked for n in sentence_names(sentence)):
+            return True
+    return any(ANSWER_TYPES[t][1].search(sentence) for t in types if t in ANSWER_TYPES)
 
 
 def _terms(text: str) -> set[str]:
@@ -194,6 +244,40 @@ def _candidates(hits: Sequence[Hit], chunk_number: dict[str, int]) -> list[_Cand
     return out
 
 
+def _item_span(units: Sequence[Unit], order: int) -> range:
+    """The units of the list item (or paragraph) that unit `order` belongs to."""
+    head = order
+    while head > 0 and not units[head].first:
+        head -= 1
+    end = order + 1
+    while end < len(units) and not units[end].first:
+        end += 1
+    return range(head, end)
+
+
+def _dangling(c: _Candidate) -> bool:
+    """A lead-in ("To see your pay stubs:") whose list or code is not in its chunk says nothing alone."""
+    return (c.text.endswith(":") and not c.unit.item and not c.unit.code
+            and not any(u.item and u.lead == c.order for u in c.chunk_units))
+
+
+def _cut(c: _Candidate, hits: Sequence[Hit]) -> bool:
+    """Whether `c` sits in the first paragraph or list item of a chunk that is not its document's
+    first: that paragraph may be the tail of one the chunk boundary cut, its subject left behind."""
+    return hits[c.hit].chunk.position > 0 and _item_span(c.chunk_units, c.order).start == 0
+
+
+# A pointer elsewhere ("For more information, see …", "This page outlines …") rather than an answer.
+_POINTER = re.compile(r"^(?:see (?:also|the|our)\b|refer to\b|this (?:page|section|guide|document|article) "
+                      r"(?:outlines|describes|covers|explains|contains|provides|lists)\b)"
+                      r"|\b(?:for (?:more|further) (?:information|info|details)|head over to|(?:has|have|contains?) "
+                      r"(?:more )?(?:instructions|information|details) (?:on|about))\b", re.I)
+
+# A sentence that opens with one of these finishes the thought of the sentence before it.
+_CONTINUES = re.compile(r"^(?:in (?:this|that|such a|which) case|to do (?:this|so|that)|if so|this way|that way"
+                        r"|otherwise|instead|then)\b", re.I)
+
+
 _SENTENCE_END = re.compile(r"[.!?:…][\"'”’)\]]*$")
 
 
@@ -206,54 +290,97 @@ def _as_sentence(unit: Unit) -> str:
     return text if _SENTENCE_END.search(text) else text + "."
 
 
+def _group(c: _Candidate) -> list[int]:
+    """The units a chosen sentence brings, by order in its chunk: a list item its lead-in and the
+    whole item ("`size` - The limit. Defaults to `500`."), a lead-in its items, a sentence the next
+    one when that one finishes its thought."""
+    units, order = c.chunk_units, c.order
+    group = [order]
+    if c.unit.item:
+        if c.unit.lead >= 0:
+            group.append(c.unit.lead)
+        span = _item_span(units, order)
+        group += [k for k in range(span.start, min(span.stop, order + 3)) if k != order]
+    elif order + 1 < len(units) and not units[order + 1].first and not units[order + 1].item \
+            and _CONTINUES.match(units[order + 1].text):
+        group.append(order + 1)
+    if c.text.endswith(":") and not c.unit.item:
+        group += [k for k, u in enumerate(units) if u.item and u.lead == order][:6]
+    return group
+
+
+def _relevance(question: str, candidates: Sequence[_Candidate], embedder: Embedder, qv: np.ndarray,
+               types: Sequence[str], best_chunks: int) -> np.ndarray:
+    """Each candidate's score: its cosine with the question, plus half the share of the question's
+    key terms it contains (a term found in fewer candidates weighs more), a small prior for its
+    chunk's rank, and 0.15 when the question asks for a value and the sentence, or the rest of its
+    list item, carries one (in the `best_chunks` only); less 0.1 for a pointer elsewhere ("For more
+    information, see …")."""
+    q_terms = sorted(_terms(question))
+    c_terms = [_terms(c.text) for c in candidates]
+    n = len(candidates)
+    weight = {t: 1.0 + np.log((1 + n) / (1 + sum(t in ts for ts in c_terms))) for t in q_terms}
+    total = sum(weight.values()) or 1.0
+    overlap = np.array([sum(weight[t] for t in q_terms if t in ts) / total for ts in c_terms])
+    prior = np.array([0.05 / (1 + c.hit) for c in candidates])
+
+    def valued(c: _Candidate) -> bool:
+        span = _item_span(c.chunk_units, c.order) if c.unit.item else range(c.order, c.order + 1)
+        return any(has_value(c.chunk_units[k].text, types, question) for k in span)
+
+    typed = np.array([0.15 if types and c.hit < best_chunks and valued(c) else 0.0 for c in candidates])
+    pointer = np.array([0.1 if _POINTER.search(plain_text(c.text)) else 0.0 for c in candidates])
+    return embedder.encode([c.text for c in candidates]) @ qv + 0.5 * overlap + prior + typed - pointer
+
+
 def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[str, int],
                         embedder: Embedder, sentences: int = 3, question_vector: np.ndarray | None = None,
-                        spread: float = 0.2, best_chunks: int = 3) -> str:
+                        spread: float = 0.2, best_chunks: int = 3, budget: int | None = None) -> str:
     """No LLM: the evidence sentences that best answer the question, each followed by its citation.
 
-    A sentence scores its cosine with the question, plus half the share of the question's content
-    words it contains, plus a small prior for its chunk's rank; when the question asks for a value
-    (how many, how long, when, which version, what default) a sentence of the `best_chunks` that
-    carries such a value gains 0.15. Up to `sentences` whole sentences within `spread` of the best
-    are kept, never two saying the same; a kept list item brings its lead-in and the rest of the
-    item, a kept lead-in its items. They are ordered by relevance, chunk by chunk, and by reading order within a chunk."""
+    Sentences are scored by `_relevance`. Up to `sentences` whole sentences within `spread` of the
+    best are kept, never two saying the same, never a lead-in whose list is missing; when the
+    question asks for a value (how many, how long, when, which version, what default, which
+    tool) and none of them carries one, the best sentence of the `best_chunks` that does takes the
+    last place, if it scores above the median. A kept list item brings its lead-in and the whole
+    item, a kept lead-in its items, and a sentence whose next one finishes its thought ("In this
+    case, …") that one. They are ordered by relevance, chunk by chunk, and by reading order within a chunk."""
     all_candidates = _candidates(hits, chunk_number)
-    candidates, seen = [], set()
-    for c in all_candidates:
+    copies: dict[frozenset[str], _Candidate] = {}
+    for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
         key = _tokens(c.text)
-        if len(c.text) >= 20 and key not in seen:
-            seen.add(key)
-            candidates.append(c)
+        if len(c.text) >= 20 and not _dangling(c) and (
+                key not in copies or (_cut(copies[key], hits), copies[key].hit) > (_cut(c, hits), c.hit)):
+            copies[key] = c
+    candidates = sorted(copies.values(), key=lambda c: (c.hit, c.order))
     if not candidates:
         return IDK
     qv = embedder.encode([question])[0] if question_vector is None else question_vector
-    q_terms = _terms(question) or {""}
     types = answer_types(question)
-    overlap = np.array([len(q_terms & _terms(c.text)) / len(q_terms) for c in candidates])
-    prior = np.array([0.05 / (1 + c.hit) for c in candidates])
-    typed = np.array([0.15 if types and c.hit < best_chunks and has_value(c.text, types) else 0.0 for c in candidates])
-    scores = embedder.encode([c.text for c in candidates]) @ qv + 0.5 * overlap + prior + typed
+    scores = _relevance(question, candidates, embedder, qv, types, best_chunks)
     chosen: list[int] = []
     for i in (int(i) for i in np.argsort(-scores)):
         if len(chosen) >= sentences or scores[i] < scores.max() - spread:
             break
         if not any(near_duplicate(_tokens(candidates[i].text), _tokens(candidates[j].text)) for j in chosen):
             chosen.append(i)
-    # whole lists: (hit, unit order) -> score of the group it joins
-    picked: dict[tuple[int, int], float] = {}
+    if types and not any(has_value(candidates[i].text, types, question) for i in chosen):
+        valued = [i for i in (int(i) for i in np.argsort(-scores))
+                  if candidates[i].hit < best_chunks and scores[i] >= np.median(scores)
+                  and has_value(candidates[i].text, types, question)
+                  and not any(near_duplicate(_tokens(candidates[i].text), _tokens(candidates[j].text)) for j in chosen)]
+        if valued:
+            chosen = chosen[:1] + valued[:1] + chosen[1:]
+    # each chosen sentence with what it needs, while the answer stays within `budget` sentences
+    budget = sentences + 1 if budget is None else budget
+    picked: dict[tuple[int, int], float] = {}  # (hit, unit order) -> score of the group it joins
     for i in chosen:
-        c = candidates[i]
-        picked[(c.hit, c.order)] = max(picked.get((c.hit, c.order), -9.0), float(scores[i]))
-        if c.unit.item and c.unit.lead >= 0:
-            picked.setdefault((c.hit, c.unit.lead), float(scores[i]))
-        rest = c.order + 1  # the rest of a list item ("`size` - The limit. Defaults to `500`.")
-        while c.unit.item and rest < min(len(c.chunk_units), c.order + 3) and not c.chunk_units[rest].first:
-            picked.setdefault((c.hit, rest), float(scores[i]))
-            rest += 1
-        if c.text.endswith(":") and not c.unit.item:
-            items = [k for k, u in enumerate(c.chunk_units) if u.item and u.lead == c.order][:6]
-            for k in items:
-                picked.setdefault((c.hit, k), float(scores[i]))
+        c, score = candidates[i], float(scores[i])
+        group = [k for k in _group(c) if (c.hit, k) not in picked]
+        if picked and len(picked) + len(group) > budget:
+            continue
+        for k in group:
+            picked[(c.hit, k)] = score
     group_score: dict[int, float] = {}
     for (hit, _), score in picked.items():
         group_score[hit] = max(group_score.get(hit, -9.0), score)

@@ -22,6 +22,12 @@ _COMMON_CAPS = frozenset(
     "is are was were be been has have had january february march april may june july august september "
     "october november december monday tuesday wednesday thursday friday saturday sunday".split()
 )
+# Acronyms of general technical vocabulary: no document needs to spell out "CI" or "JSON" for an
+# answer to use it, and no team owns them, so they are words rather than names.
+GENERIC_ACRONYMS = frozenset(
+    "api url uri http https html css json xml yaml toml csv pdf sql ci cd cli gui ui ux os cpu gpu ram usb ip "
+    "tcp udp dns ssh tls ssl vpn id faq todo pr qa ok utc ascii utf rest sdk ide kb mb gb tb".split()
+)
 _BACKTICK = re.compile(r"`([^`\n]{1,80})`")
 _CALL = re.compile(r"\b([A-Za-z_][\w.]*)\(")  # foo( / a.b.foo(
 _DOTTED = re.compile(r"(?<![\w.])\.?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w(])|(?<![\w.])\.[A-Za-z_]\w+")
@@ -76,6 +82,8 @@ def _code_names(text: str) -> list[Name]:
                 continue
             if pattern is _DOTTED and word.lower().startswith(("e.g", "i.e", "etc")):
                 continue
+            if pattern is _CAMEL and re.fullmatch(r"[A-Z]{2,}s", word) and word[:-1].lower() in GENERIC_ACRONYMS:
+                continue  # "APIs", "URLs"
             found.append(Name(word, "code", m.start(1) if pattern is _CALL else m.start()))
     return found
 
@@ -83,7 +91,7 @@ def _code_names(text: str) -> list[Name]:
 def _proper_names(text: str) -> list[Name]:
     found: list[Name] = []
     for m in _ACRONYM.finditer(text):
-        if len(m.group(0)) >= 2 and not m.group(0).isdigit():
+        if len(m.group(0)) >= 2 and not m.group(0).isdigit() and m.group(0).lower() not in GENERIC_ACRONYMS:
             found.append(Name(m.group(0), "proper", m.start()))
     for m in _CAPITALISED.finditer(text):
         words = m.group(0).split()
@@ -111,7 +119,7 @@ def names(text: str) -> list[Name]:
     found = sorted(_code_names(text) + _proper_names(text), key=lambda n: (n.start, -len(n.text)))
     out: list[Name] = []
     for n in found:
-        if not n.key or n.key in _BOOLEANS:
+        if not n.key or n.key in _BOOLEANS or n.key in GENERIC_ACRONYMS:
             continue
         if any(n.start >= o.start and n.start + len(n.text) <= o.start + len(o.text) for o in out):
             continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-KINDS = ("year", "decade", "percent", "number", "ordinal", "month")
+KINDS = ("year", "decade", "percent", "number", "ordinal", "month", "version")
 
 _SCALES = {
     "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "millions": 1e6,
@@ -48,12 +48,15 @@ _YEAR_FOLLOWERS = {
     "winter", "summer", "spring", "autumn", "fall", "edition", "olympics", "world", "but", "saw",
     "had", "has", "did", "showed", "this", "these", "than", "from",
 }
+_CURRENCIES = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
 _UNIT_SKIP = {"of", "the", "a", "an", "per", "more", "fewer", "less", "additional", "new", "other", "total"}
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:[.·]\d+)?|[.·]\d+"
 _WORD_NUM = "|".join(sorted(_WORDS, key=len, reverse=True))
+_VERSION = r"\bv?\d+(?:\.\d+){2,}\b"  # 0.40.0, v1.2.3 (two parts, "0.40", stay a number)
 _TOKEN = re.compile(
-    rf"(?P<num>{_NUM})"
+    rf"(?P<ver>{_VERSION})"
+    rf"|(?P<num>{_NUM})"
     rf"|(?P<word>\b(?:{_WORD_NUM})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?\b)"
     rf"|(?P<ord>\b(?:{'|'.join(_ORDINALS)})\b|\b\d+(?:st|nd|rd|th)\b)"
     rf"|(?P<month>\b(?:{'|'.join(m for m in _MONTHS if len(m) > 3 or m == 'may')})\b)",
@@ -111,6 +114,11 @@ def extract_values(text: str) -> list[Value]:
             return out
         pos = m.end()
         start, end = m.start(), m.end()
+        if m.group("ver"):
+            parts = [int(p) for p in m.group("ver").lstrip("vV").split(".")]
+            number = sum(min(p, 999) * 1000.0 ** -i for i, p in enumerate(parts))  # 0.40.1 → 0.040001
+            out.append(Value("version", number, m.group(0), start=start, end=end))
+            continue
         if m.group("month"):
             word = m.group("month").lower()
             if word == "may" and not (text[start].isupper() and start > 0):
@@ -177,6 +185,9 @@ def extract_values(text: str) -> list[Value]:
         ):
             out.append(Value("year", value, text[start:end], start=start, end=end))
         else:
+            currency = text[max(0, start - 1):start]
+            if m.group("num") and currency in _CURRENCIES:  # "$75": the currency is its unit, and part of it
+                unit, start = _CURRENCIES[currency], start - 1
             out.append(Value("number", value, text[start:end], unit, start, end, precision))
         pos = end
 

@@ -50,7 +50,8 @@ def retrieve(
     cross_encoder=None,
 ) -> list[Hit]:
     """The best `k` chunks for `query` (best first). Every Hit carries its cosine (`dense`) so the
-    caller can apply the relevance floor. `variant` selects a stage for evaluation."""
+    caller can apply the relevance floor. `variant`: `rrf+rerank`, or `rrf` with the `rerank` setting
+    off; `bm25` and `dense` (one ranker alone) are measured by `ravbot eval retrieval`."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown retrieval variant {variant!r}; expected one of {', '.join(VARIANTS)}")
     k = settings.top_k if k is None else k

@@ -3,6 +3,10 @@
 Indexing writes a new *generation* next to the one being served and switches to it in one
 transaction (`IndexBuild.commit`), so questions are answered from a complete index at all
 times; a build that fails or is killed midway is discarded on the next `begin`.
+
+Writes cost the same per chunk at any index size: every statement a build runs finds its rows
+through an index (`chunks.doc_id`, `members.chunk_id`, the primary keys), and a build writes
+its documents in batches, one transaction per batch (`WRITE_BATCH_CHUNKS`).
 """
 
 from __future__ import annotations
@@ -87,6 +91,15 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{w}"' for w in list(words)[:64])
 
 
+SCHEMA_VERSION = "2"  # 1: the first schema; 2: index on chunks.doc_id
+# Set on every connection: WAL (readers never wait for a writer) with synchronous=NORMAL (no fsync per
+# commit; a power cut may lose the last transactions but never corrupts the file, and an index build
+# is redone from its sources anyway); a 32 MB page cache per connection so index pages stay in memory
+# while the primary-key b-trees of a large index grow; temporary b-trees in memory.
+PRAGMAS = ("synchronous = NORMAL", "cache_size = -32000", "temp_store = MEMORY")
+WRITE_BATCH_CHUNKS = 1000  # a build writes its added documents in one transaction per this many chunks
+
+
 class EmbeddedStore:
     """The default store: documents, chunks, float32 embeddings and generations in one SQLite file."""
 
@@ -110,6 +123,8 @@ class EmbeddedStore:
                 conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
                 db = sqlite_utils.Database(conn)
                 db.enable_wal()
+                for pragma in PRAGMAS:
+                    conn.execute(f"pragma {pragma}")
                 self._migrate(db)
             except sqlite3.Error as e:
                 raise StoreUnavailable(f"cannot open index {self.path}: {e}") from e
@@ -117,27 +132,46 @@ class EmbeddedStore:
         return db
 
     @staticmethod
-    def _migrate(db: sqlite_utils.Database) -> None:
-        if "chunks" in db.table_names():
+    def _schema_version(db: sqlite_utils.Database) -> str:
+        try:
+            row = db.execute("select value from meta where key = 'schema'").fetchone()
+        except sqlite3.OperationalError:  # no meta table yet: a new file
+            return ""
+        return row[0] if row else ""
+
+    @classmethod
+    def _migrate(cls, db: sqlite_utils.Database) -> None:
+        """Create the schema, or bring an older file's up to date (the indexes added in schema 2).
+        Runs under BEGIN IMMEDIATE, so two processes opening one new file do not both create it."""
+        if cls._schema_version(db) == SCHEMA_VERSION:
             return
-        with db.conn:
-            db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
-            db["meta"].insert({"key": "active_gen", "value": "0"}, ignore=True)
-            db["chunks"].create(
-                {"id": str, "doc_id": str, "text": str, "context_text": str, "title": str,
-                 "headings": str, "source": str, "domain": str, "url": str, "path": str,
-                 "position": int, "doc_hash": str, "modified": float, "embedding": bytes},
-                pk="id", if_not_exists=True,
-            )
-            db["docs"].create(
-                {"gen": int, "id": str, "source": str, "title": str, "location": str,
-                 "modified": float, "hash": str},
-                pk=("gen", "id"), if_not_exists=True,
-            )
-            db["members"].create({"gen": int, "chunk_id": str}, pk=("gen", "chunk_id"), if_not_exists=True)
-            db["members"].create_index(["chunk_id"], if_not_exists=True)
-            db["docs"].create_index(["gen", "source"], if_not_exists=True)
-        db["chunks"].enable_fts(["context_text"], tokenize="porter", create_triggers=True)
+        db.execute("begin immediate")
+        try:
+            if cls._schema_version(db) != SCHEMA_VERSION:  # another process may have migrated meanwhile
+                db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+                db["meta"].insert({"key": "active_gen", "value": "0"}, ignore=True)
+                db["chunks"].create(
+                    {"id": str, "doc_id": str, "text": str, "context_text": str, "title": str,
+                     "headings": str, "source": str, "domain": str, "url": str, "path": str,
+                     "position": int, "doc_hash": str, "modified": float, "embedding": bytes},
+                    pk="id", if_not_exists=True,
+                )
+                db["docs"].create(
+                    {"gen": int, "id": str, "source": str, "title": str, "location": str,
+                     "modified": float, "hash": str},
+                    pk=("gen", "id"), if_not_exists=True,
+                )
+                db["members"].create({"gen": int, "chunk_id": str}, pk=("gen", "chunk_id"), if_not_exists=True)
+                db["members"].create_index(["chunk_id"], if_not_exists=True)
+                db["docs"].create_index(["gen", "source"], if_not_exists=True)
+                db["chunks"].create_index(["doc_id"], if_not_exists=True)  # schema 2: `add` and `keep` per document
+                if "chunks_fts" not in db.table_names():
+                    db["chunks"].enable_fts(["context_text"], tokenize="porter", create_triggers=True)
+                db.execute("insert or replace into meta (key, value) values ('schema', ?)", [SCHEMA_VERSION])
+            db.conn.commit()
+        except BaseException:
+            db.conn.rollback()
+            raise
 
     def active_gen(self) -> int:
         try:
@@ -285,13 +319,24 @@ class EmbeddedStore:
         self._closed = True
 
 
+_CHUNK_COLUMNS = ("id", "doc_id", "text", "context_text", "title", "headings", "source", "domain", "url", "path",
+                  "position", "doc_hash", "modified", "embedding")
+_INSERT_CHUNK = (f"insert or ignore into chunks ({', '.join(_CHUNK_COLUMNS)}) "  # content-derived ids: same chunk, same row
+                 f"values ({', '.join('?' * len(_CHUNK_COLUMNS))})")
+
+
 class _EmbeddedBuild:
+    """Keeps and adds are buffered in order and written in one transaction per `WRITE_BATCH_CHUNKS`
+    chunks (and at `commit`); every statement finds its rows through an index."""
+
     def __init__(self, store: EmbeddedStore, source: str):
         self.store, self.source, self.db = store, source, store.db
         self.old = store.active_gen()
         self.new = self.old + 1
         self.kept: set[str] = set()
         self.added: set[str] = set()
+        self._pending: list[tuple[str, str, list[tuple], Document | None]] = []  # (op, doc id, chunk rows, doc)
+        self._pending_chunks = 0
         self._done = False
         with self.db.conn:  # drop what a killed or failed build left behind
             self.db.execute("delete from docs where gen > ?", [self.old])
@@ -308,42 +353,58 @@ class _EmbeddedBuild:
             )
 
     def keep(self, doc_id: str) -> None:
-        with self.db.conn:
-            copied = self.db.execute(
-                "insert or ignore into docs select ?, id, source, title, location, modified, hash from docs where gen = ? and id = ?",
-                [self.new, self.old, doc_id],
-            ).rowcount
-            if not copied:
-                raise KeyError(f"cannot keep {doc_id!r}: it is not in the served index")
-            self.db.execute(
-                "insert or ignore into members select ?, m.chunk_id from members m join chunks c on c.id = m.chunk_id "
-                "where m.gen = ? and c.doc_id = ?",
-                [self.new, self.old, doc_id],
-            )
+        served = self.db.execute("select 1 from docs where gen = ? and id = ?", [self.old, doc_id]).fetchone()
+        if not served:
+            raise KeyError(f"cannot keep {doc_id!r}: it is not in the served index")
+        self._pending.append(("keep", doc_id, [], None))
+        self._pending_chunks += 1
         self.kept.add(doc_id)
+        if self._pending_chunks >= WRITE_BATCH_CHUNKS:
+            self.flush()
 
     def add(self, doc: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         if len(chunks) != len(vectors):
             raise ValueError(f"{doc.id}: {len(chunks)} chunks but {len(vectors)} vectors")
         rows = [
-            {"id": c.id, "doc_id": c.doc_id, "text": c.text, "context_text": c.context_text,
-             "title": c.title, "headings": json.dumps(list(c.headings)), "source": c.source,
-             "domain": c.domain, "url": c.url, "path": c.path, "position": c.position,
-             "doc_hash": c.doc_hash, "modified": c.modified,
-             "embedding": np.asarray(v, dtype=np.float32).tobytes()}
+            (c.id, c.doc_id, c.text, c.context_text, c.title, json.dumps(list(c.headings)), c.source, c.domain,
+             c.url, c.path, c.position, c.doc_hash, c.modified, np.asarray(v, dtype=np.float32).tobytes())
             for c, v in zip(chunks, vectors, strict=True)
         ]
-        with self.db.conn:
-            self.db["chunks"].insert_all(rows, ignore=True)  # content-derived ids: same chunk, same row
-            self.db.execute("delete from docs where gen = ? and id = ?", [self.new, doc.id])
-            self.db.execute("delete from members where gen = ? and chunk_id in (select id from chunks where doc_id = ?)", [self.new, doc.id])
-            self.db["docs"].insert({"gen": self.new, "id": doc.id, "source": doc.source, "title": doc.title,
-                                    "location": doc.location, "modified": doc.modified, "hash": doc.hash})
-            self.db["members"].insert_all(({"gen": self.new, "chunk_id": c.id} for c in chunks), ignore=True)
+        self._pending.append(("add", doc.id, rows, doc))
+        self._pending_chunks += max(1, len(rows))
         self.added.add(doc.id)
+        if self._pending_chunks >= WRITE_BATCH_CHUNKS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered keeps and adds, in the order they were made, in one transaction."""
+        if not self._pending:
+            return
+        pending, self._pending, self._pending_chunks = self._pending, [], 0
+        conn = self.db.conn
+        with conn:
+            conn.executemany(_INSERT_CHUNK, (row for op, _, rows, _ in pending if op == "add" for row in rows))
+            for op, doc_id, rows, doc in pending:
+                if op == "keep":
+                    conn.execute(
+                        "insert or ignore into docs select ?, id, source, title, location, modified, hash "
+                        "from docs where gen = ? and id = ?", [self.new, self.old, doc_id])
+                    conn.execute(  # CROSS JOIN: SQLite then reads the document's chunks first, not the whole generation
+                        "insert or ignore into members select ?, c.id from chunks c "
+                        "cross join members m on m.gen = ? and m.chunk_id = c.id where c.doc_id = ?",
+                        [self.new, self.old, doc_id])
+                    continue
+                conn.execute("delete from docs where gen = ? and id = ?", [self.new, doc_id])
+                conn.execute("delete from members where gen = ? and chunk_id in (select id from chunks where doc_id = ?)",
+                             [self.new, doc_id])
+                conn.execute("insert into docs (gen, id, source, title, location, modified, hash) values (?, ?, ?, ?, ?, ?, ?)",
+                             [self.new, doc.id, doc.source, doc.title, doc.location, doc.modified, doc.hash])
+                conn.executemany("insert or ignore into members (gen, chunk_id) values (?, ?)",
+                                 [(self.new, row[0]) for row in rows])
 
     def commit(self) -> dict[str, int]:
         try:
+            self.flush()
             with self.db.conn:
                 removed = self.db.execute(
                     "select count(*) from docs where gen = ? and source = ? and id not in (select id from docs where gen = ?)",
@@ -359,6 +420,7 @@ class _EmbeddedBuild:
             self._finish()
 
     def abort(self) -> None:
+        self._pending, self._pending_chunks = [], 0
         try:
             with self.db.conn:
                 self.db.execute("delete from docs where gen = ?", [self.new])
@@ -370,4 +432,3 @@ class _EmbeddedBuild:
         if not self._done:
             self._done = True
             self.store._write_lock.release()
-

@@ -134,10 +134,17 @@ class Evidence:
     origin: str = "kb"
     score: float = 0.0
     chunk_id: str = ""
+    section: str = ""  # the chunk's heading path ("Release notes > 0.40.0 (October 15, 2024)"), "" if none
 
     @property
     def link(self) -> str:
         return self.url or self.path
+
+    @property
+    def checked_text(self) -> str:
+        """What a claim is checked against: the section's headings on a line of their own, then the
+        text, so that a fact stated in a heading ("0.40.0 (October 15, 2024)") counts as stated."""
+        return f"{self.section}\n\n{self.text}" if self.section else self.text
 
 
 @dataclass(frozen=True)

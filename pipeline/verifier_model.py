@@ -3,7 +3,7 @@
 `load_verifier(path)` applies the adapter in `path` (default: the shipped pipeline/models/verifier)
 over the installed all-MiniLM-L6-v2 weights, offline, and caches the result; `VerifierModel.predict`
 scores (claim, evidence) pairs in batches and returns temperature-scaled probabilities in the
-order of `LABELS`: [supports, refutes, not enough info]. Training lives in `pipeline.train_verifier`.
+order of `LABELS`: [supports, refutes, not enough info]. Training lives in `lab.train_verifier`.
 """
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict:
     )
 
 
-def _safe_encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict:
+def safe_encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict:
+    """`encode`, or, for a claim too long to truncate only the evidence, both sides truncated."""
     try:
         return encode(tokenizer, pairs)
     except Exception:  # noqa: BLE001 - a claim longer than MAX_LENGTH cannot be truncated "only_second"
@@ -117,7 +118,7 @@ class VerifierModel:
         with self._lock, torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 idx = order[start:start + batch_size]
-                batch = _safe_encode(self.tokenizer, [pairs[i] for i in idx])
+                batch = safe_encode(self.tokenizer, [pairs[i] for i in idx])
                 out[idx] = self.model(**batch).logits.float().numpy()
         return out
 
@@ -141,6 +142,11 @@ def available(path: str = "") -> bool:
 @functools.cache
 def load_verifier(path: str = "") -> VerifierModel:
     """The verifier in `path` (default: the shipped one) applied over the installed MiniLM; cached."""
+    return read_verifier(path)
+
+
+def read_verifier(path: str = "") -> VerifierModel:
+    """`load_verifier` without the cache: the files in `path` as they are now (for training)."""
     folder = Path(path).expanduser() if path else VERIFIER_DIR
     if not available(str(folder)):
         raise ValueError(f"verifier_model {str(folder)!r} has no trained verifier (manifest.json + adapter files expected)")

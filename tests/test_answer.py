@@ -171,3 +171,25 @@ def test_wikipedia_down_verifies_on_the_knowledge_base_and_says_so(tmp_path, cor
     assert "Alice Smith" in answer.text
     assert any("Wikipedia was unreachable" in n for n in answer.notes)
     assert all(v.checked_against == ("kb",) for v in answer.verdicts)
+
+
+def test_wikipedia_never_vouches_for_a_code_name_the_documents_lack(tmp_path, corpus, embedder):
+    """A code identifier no document mentions stays invented even where Wikipedia mentions it: it
+    would be the team's own name. Wikipedia counts for public names only."""
+    from pipeline.wiki import build_wikipedia
+    from tests.fakes.mediawiki import FakeMediaWiki
+
+    article = {"title": "Storage server", "sentences": [
+        "A storage server keeps backups, for example in the backup_bucket_name store, for 30 days."]}
+    with FakeOpenAI() as llm, FakeMediaWiki([article]) as wiki:
+        llm.reply("Backups of the index are kept in the backup_bucket_name store for 30 days [1].")
+        a = make_app(tmp_path, corpus, llm_base_url=llm.url, llm_retries=0, correction_rounds=0)
+        a.settings = a.parts.settings = a.settings.replace(wikipedia="always", wikipedia_api_url=wiki.url)
+        a.parts.wiki = build_wikipedia(a.settings)
+        try:
+            answer = a.ask(Question("How long are backups kept?"))
+        finally:
+            a.close()
+    (verdict,) = answer.verdicts
+    assert verdict.checked_against == ("kb", "wikipedia")
+    assert verdict.label is Label.UNSUPPORTED and verdict.reason == "no document mentions backup_bucket_name"

@@ -8,8 +8,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bot.eval_cli import eval_group
 from lab import check
+from lab.cli import eval_group
 from lab.scripted_llm import ScriptedLLM
 from pipeline.llm import LLMError, OpenAIChat
 from pipeline.types import IDK
@@ -142,7 +142,7 @@ def test_table_output(corpus, settings):
         "overall": {"cases": 2, "bad_flagged": {"k": 1, "n": 2, "share": 0.5}, "in_scope_refused": {"k": 0, "n": 2, "share": 0.0}},
         "out_of_scope_refused_before_llm": {"k": 0, "n": 1, "share": 0.0}, "out_of_scope_refused": {"k": 1, "n": 1, "share": 1.0},
         "seconds_per_question_p50": 1.5, "verify_ms_per_claim_p50": 40.0, "claims_per_answer_mean": 2.0}}}
-    from bot.eval_cli import check_table
+    from lab.cli import check_table
 
     text = check_table(summary)
     assert "number default" in text and "1/2 50%" in text and "overall default" in text

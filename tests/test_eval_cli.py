@@ -8,8 +8,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bot.eval_cli import eval_group
-from pipeline import evaluate as ev
+from lab import datasets
+from lab.cli import eval_group
 from pipeline.types import Document
 
 
@@ -22,11 +22,11 @@ def invoke(settings, *args: str):
 def mini_beir(tmp_path_factory, shared_data):
     """15 SciFact abstracts in BEIR format with 5 queries that cite them."""
     d = shared_data / "scifact"
-    qrels = ev.load_qrels(d / "qrels_train.tsv")
-    queries = ev.load_queries(d / "claims_train.jsonl")
+    qrels = datasets.load_qrels(d / "qrels_train.tsv")
+    queries = datasets.load_queries(d / "claims_train.jsonl")
     chosen = [q for q in queries if q in qrels][20:25]
     wanted = {doc for q in chosen for doc in qrels[q]}
-    corpus = ev.load_corpus(d / "corpus.jsonl")
+    corpus = datasets.load_corpus(d / "corpus.jsonl")
     keep = [c for c in corpus if c in wanted] + [c for c in list(corpus)[:30] if c not in wanted]
     root = tmp_path_factory.mktemp("beir")
     (root / "corpus.jsonl").write_text("".join(
@@ -134,7 +134,7 @@ def test_golden_against_the_served_index(settings, embedder, tmp_path):
 def test_verify_scifact_with_retrieved_evidence(shared_data, settings, tmp_path):
     """Evidence retrieved by ravbot from the corpus; pairs whose abstract is not in the corpus are skipped."""
     d = shared_data / "scifact"
-    pairs = ev.load_pairs("scifact", d / "claims_train.jsonl")[:4]
+    pairs = datasets.load_pairs("scifact", d / "claims_train.jsonl")[:4]
     cited = {doc for p in pairs for doc in p.doc_ids}
     rows = [json.loads(line) for line in (d / "corpus.jsonl").open()]
     keep = [r for r in rows if str(r["doc_id"]) in cited] + rows[:6]

@@ -95,3 +95,107 @@ def test_only_one_build_runs_at_a_time(path):
         store.begin("handbook").abort()
     finally:
         store.close()
+
+
+# --- writes cost the same per chunk at any index size
+
+
+def _many(n_docs: int, source: str = "bulk") -> list:
+    from tests.store_contract import item, make_doc
+
+    return [item(make_doc(source, f"d{i}", str(i), title=f"Doc {i}"),
+                 [f"Document {i} says alpha {i}.", f"Document {i} says beta {i}."],
+                 [unit(1, i % 7), unit(0, 1, i % 5)]) for i in range(n_docs)]
+
+
+def test_a_build_larger_than_one_write_batch_serves_every_document(path, monkeypatch):
+    import dataclasses
+
+    import pipeline.store
+    from tests.store_contract import item
+
+    monkeypatch.setattr(pipeline.store, "WRITE_BATCH_CHUNKS", 7)  # many batches, and a part-filled last one
+    store = EmbeddedStore(path)
+    try:
+        docs = _many(20)
+        assert build(store, "bulk", docs) == {"documents": 20, "chunks": 40, "removed": 0}
+        assert hit_ids(store.bm25_search("alpha 13", 1)) == ids(docs[13])[:1]
+        # a reindex across batches that keeps eleven, changes one and drops the rest
+        new5 = item(dataclasses.replace(docs[5][0], text="changed"), ["Document 5 now says gamma."], [unit(0, 0, 1)])
+        result = build(store, "bulk", [new5], keep=[d[0].id for i, d in enumerate(docs[:12]) if i != 5])
+        assert result == {"documents": 12, "chunks": 23, "removed": 8}
+        assert hit_ids(store.bm25_search("gamma", 5)) == ids(new5)
+        assert ids(docs[17])[0] not in hit_ids(store.bm25_search("alpha 17", 40))
+        assert ids(docs[5])[0] not in hit_ids(store.dense_search(unit(1, 5), 40))
+        assert ids(docs[11])[0] in hit_ids(store.dense_search(unit(1, 11 % 7), 40))
+    finally:
+        store.close()
+
+
+def test_buffered_writes_are_invisible_until_commit_and_gone_after_abort(path):
+    store = EmbeddedStore(path)
+    try:
+        build(store, "handbook", [PAY, LEAVE])
+        b = store.begin("handbook")
+        b.add(*_many(1, "handbook")[0])
+        b.flush()
+        assert store.counts() == {"documents": 2, "chunks": 3}
+        assert store.bm25_search("alpha", 5) == []
+        b.abort()
+        assert store.counts() == {"documents": 2, "chunks": 3}
+        assert store.bm25_search("alpha", 5) == []
+    finally:
+        store.close()
+
+
+def test_per_document_writes_find_their_rows_through_an_index(path):
+    """The statements a build runs for each kept or added document never read a whole table or a whole
+    generation (that made writes slow down as the index grew: issue 20)."""
+    store = EmbeddedStore(path)
+    try:
+        docs = _many(6)
+        build(store, "bulk", docs)
+        b = store.begin("bulk")
+        b.keep(docs[0][0].id)
+        b.add(*docs[1])
+        statements: list[str] = []
+        store.db.conn.set_trace_callback(statements.append)
+        b.flush()
+        store.db.conn.set_trace_callback(None)
+        writes = [s for s in statements if s.split(None, 1)[0].lower() in {"insert", "delete", "select", "update"}]
+        assert len(writes) >= 6
+        for sql in writes:
+            plan = [row[-1] for row in store.db.execute("explain query plan " + sql)]
+            slow = [line for line in plan if line.startswith("SCAN") or line.endswith("(gen=?)")]
+            assert not slow, f"{sql[:120]!r} reads too much: {plan}"
+        b.commit()
+        assert store.counts() == {"documents": 2, "chunks": 4}
+    finally:
+        store.close()
+
+
+def test_an_index_of_the_first_schema_is_migrated_on_open(path):
+    store = EmbeddedStore(path)
+    build(store, "handbook", [PAY, LEAVE])
+    store.db.execute("drop index idx_chunks_doc_id")  # what schema 1 lacked
+    store.db.execute("delete from meta where key = 'schema'")
+    store.close()
+
+    again = EmbeddedStore(path)
+    try:
+        indexes = {row[0] for row in again.db.execute("select name from sqlite_master where type = 'index'")}
+        assert "idx_chunks_doc_id" in indexes
+        assert again.db.execute("select value from meta where key = 'schema'").fetchone()[0] == "2"
+        assert again.counts() == {"documents": 2, "chunks": 3}
+        assert hit_ids(again.bm25_search("annual leave", 1)) == ids(LEAVE)
+    finally:
+        again.close()
+
+
+def test_connections_use_wal_with_synchronous_normal(path):
+    store = EmbeddedStore(path)
+    try:
+        assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
+        assert store.db.execute("pragma synchronous").fetchone()[0] == 1  # NORMAL
+    finally:
+        store.close()

@@ -1,4 +1,4 @@
-"""Authored verifier pairs (pipeline.paraphrase_pairs): flips refute, embellishments add what the evidence lacks,
+"""Authored verifier pairs (lab.paraphrase_pairs): flips refute, embellishments add what the evidence lacks,
 rewordings and subsets stay entailed, and the pairs are split by their source sentence."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import re
 import numpy as np
 import pytest
 
-from pipeline import paraphrase_pairs as pp
-from pipeline import train_verifier
+from lab import paraphrase_pairs as pp
+from lab import train_verifier
+from lab.verifier_data import AUTHORED, Example
 from pipeline.claims import load_nlp
 
 
@@ -90,7 +91,7 @@ def test_authored_pairs_from_a_document(tmp_path, nlp):
 
 
 def test_authored_figures_per_kind():
-    examples = [train_verifier.Example("c", "e", label, train_verifier.AUTHORED, "g", ("e",), kind)
+    examples = [Example("c", "e", label, AUTHORED, "g", ("e",), kind)
                 for label, kind in [(0, "paraphrase"), (0, "subset"), (1, "flip"), (2, "embellish")]]
     probs = np.array([[0.9, 0.05, 0.05], [0.4, 0.1, 0.5], [0.6, 0.3, 0.1], [0.1, 0.1, 0.8]])
     figures = train_verifier.authored_figures(probs, examples)

@@ -7,7 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from pipeline import train_verifier, verifier_model, verify
+from lab import train_verifier, verifier_data
+from lab.metrics import binary_figures
+from lab.scoring import score_pairs
+from pipeline import verifier_model, verify
 from pipeline.claims import extract_claims
 from pipeline.types import Evidence, Label
 
@@ -61,7 +64,7 @@ def test_reads_claim_and_evidence_together(model):
 
 
 def test_unrelated_evidence_never_contradicts_through_the_model(settings, embedder, model):
-    (verdict,) = verify.score_pairs(["Bananas are yellow and grow in Ecuador."], [[EINSTEIN]], "model", embedder, settings)
+    (verdict,) = score_pairs(["Bananas are yellow and grow in Ecuador."], [[EINSTEIN]], "model", embedder, settings)
     assert verdict.label is Label.UNSUPPORTED and verdict.conflict == ""
 
 
@@ -94,7 +97,7 @@ def test_a_missing_verifier_dir_is_named(embedder, tmp_path):
 
     settings = load_settings(env={}, data_dir=str(tmp_path / "data"), verifier_model=str(tmp_path / "nowhere"))
     with pytest.raises(ValueError, match="nowhere"):
-        verify.score_pairs(["Einstein was born in 1879."], [[EINSTEIN]], "model", embedder, settings)
+        score_pairs(["Einstein was born in 1879."], [[EINSTEIN]], "model", embedder, settings)
 
 
 def test_training_refuses_the_holdout(tmp_path):
@@ -104,20 +107,20 @@ def test_training_refuses_the_holdout(tmp_path):
 
 def test_an_unknown_hold_out_set_is_named(tmp_path):
     with pytest.raises(ValueError, match="'wikipedia' is not one of scifact"):
-        train_verifier.build_data(tmp_path, 0, hold_out="wikipedia")
+        verifier_data.build_data(tmp_path, 0, hold_out="wikipedia")
 
 
 def test_split_is_by_claim_and_stable():
-    assert train_verifier.split_of("a claim", 0) == train_verifier.split_of("a claim", 0)
-    splits = [train_verifier.split_of(f"claim {i}", 0) for i in range(2000)]
+    assert verifier_data.split_of("a claim", 0) == verifier_data.split_of("a claim", 0)
+    splits = [verifier_data.split_of(f"claim {i}", 0) for i in range(2000)]
     share = {s: splits.count(s) / len(splits) for s in ("train", "dev", "test")}
     assert abs(share["dev"] - 0.10) < 0.03 and abs(share["test"] - 0.15) < 0.03
 
 
 def test_contrastive_flip_changes_negation_or_direction():
-    assert train_verifier.flip("Exercise reduces blood pressure.") == "Exercise increases blood pressure."
-    assert train_verifier.flip("Vitamin D is not linked to asthma.") == "Vitamin D is linked to asthma."
-    assert train_verifier.flip("Hello world") == ""
+    assert verifier_data.flip("Exercise reduces blood pressure.") == "Exercise increases blood pressure."
+    assert verifier_data.flip("Vitamin D is not linked to asthma.") == "Vitamin D is linked to asthma."
+    assert verifier_data.flip("Hello world") == ""
 
 
 def test_temperature_fit_recovers_a_known_temperature():
@@ -130,7 +133,7 @@ def test_temperature_fit_recovers_a_known_temperature():
 def test_binary_figures_known_values():
     # 3 true claims (2 labelled SUPPORTED), 2 false ones (1 labelled SUPPORTED)
     y = np.array([1, 1, 1, 0, 0])
-    out = train_verifier.binary(y, np.array([True, True, False, True, False]), np.array([0.9, 0.8, 0.3, 0.7, 0.1]))
+    out = binary_figures(y, np.array([True, True, False, True, False]), np.array([0.9, 0.8, 0.3, 0.7, 0.1]))
     assert out["true_kept_supported"] == round(2 / 3, 3) and out["false_labelled_supported"] == 0.5
     assert out["balanced_accuracy"] == round((2 / 3 + 0.5) / 2, 3)
     assert out["precision_supported"] == round(2 / 3, 3)

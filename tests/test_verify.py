@@ -7,6 +7,7 @@ import json
 import pytest
 
 from adapters.render import footnote
+from lab.scoring import score_pairs
 from pipeline import verify
 from pipeline.claims import extract_claims
 from pipeline.correct import correction_request
@@ -88,12 +89,12 @@ def test_mismatched_lengths_name_the_counts(settings, embedder):
 
 
 def test_cosine_is_the_published_baseline(settings, embedder):
-    copy = verify.score_pairs([KB.text], [[KB.text]], "cosine", embedder, settings)[0]
+    copy = score_pairs([KB.text], [[KB.text]], "cosine", embedder, settings)[0]
     assert copy.label is Label.SUPPORTED and copy.confidence == pytest.approx(1.0, abs=1e-4)
-    unrelated = verify.score_pairs(["Bananas are yellow fruit."], [[KB.text]], "cosine", embedder, settings)[0]
+    unrelated = score_pairs(["Bananas are yellow fruit."], [[KB.text]], "cosine", embedder, settings)[0]
     assert unrelated.label is Label.UNSUPPORTED and unrelated.method == "cosine"
     # a number swap barely moves the cosine: the baseline cannot see it
-    swapped = verify.score_pairs([KB.text.replace("1879", "1880")], [[KB.text]], "cosine", embedder, settings)[0]
+    swapped = score_pairs([KB.text.replace("1879", "1880")], [[KB.text]], "cosine", embedder, settings)[0]
     assert swapped.label is Label.SUPPORTED
 
 
@@ -153,7 +154,7 @@ def test_a_verbatim_quote_is_supported_but_a_negated_or_changed_one_is_not(embed
 
     settings = load_settings(env={})
     evidence = [["Backups of the index are kept for 30 days on the storage server."]]
-    quote, negated, changed = verify.score_pairs(
+    quote, negated, changed = score_pairs(
         ["Backups of the index are kept for 30 days on the storage server.",
          "Backups of the index are never kept for 30 days on the storage server.",
          "Backups of the index are kept for 90 days on the storage server."],
@@ -165,7 +166,7 @@ def test_a_verbatim_quote_is_supported_but_a_negated_or_changed_one_is_not(embed
 
 def test_a_part_of_an_evidence_sentence_is_a_restatement(settings, embedder):
     evidence = [["The POLAR system was introduced at MobiCom 2023 and is used for RFID localization in crowded places."]]
-    part, swapped = verify.score_pairs(
+    part, swapped = score_pairs(
         ["The POLAR system was introduced at MobiCom 2023.", "The POLAR system was introduced at SenSys 2023."],
         evidence * 2, method="default", embedder=embedder, settings=settings)
     assert part.label is Label.SUPPORTED and part.confidence >= verify.RESTATEMENT_CONFIDENCE
@@ -176,7 +177,7 @@ def test_a_part_of_an_evidence_sentence_is_a_restatement(settings, embedder):
 def test_a_flipped_direction_or_negation_is_contradicted_quoting_the_source(method, settings, embedder):
     evidence = [["Aspirin reduces the risk of heart attacks in older adults."],
                 ["Reindexing can be triggered at any time with the /ravbot reindex command."]]
-    flipped, negated = verify.score_pairs(
+    flipped, negated = score_pairs(
         ["Aspirin increases the risk of heart attacks in older adults.",
          "Reindexing cannot be triggered at any time with the /ravbot reindex command."],
         evidence, method=method, embedder=embedder, settings=settings)
@@ -187,10 +188,10 @@ def test_a_flipped_direction_or_negation_is_contradicted_quoting_the_source(meth
 def test_a_number_the_evidence_nowhere_states_is_at_most_uncertain(settings, embedder):
     evidence = [["Einstein came into the world in Ulm, a city in the Kingdom of Württemberg."]]
     claim = ["Einstein was born in Ulm in 1879."]
-    (capped,) = verify.score_pairs(claim, evidence, method="default", embedder=embedder, settings=settings)
+    (capped,) = score_pairs(claim, evidence, method="default", embedder=embedder, settings=settings)
     assert capped.label is Label.UNCERTAIN and capped.confidence < settings.supported_threshold
     assert capped.conflict == ""  # absence is not a conflict: nothing to quote
-    (lenient,) = verify.score_pairs(claim, evidence, method="default", embedder=embedder,
+    (lenient,) = score_pairs(claim, evidence, method="default", embedder=embedder,
                                     settings=settings.replace(numbers_must_appear=False))
     assert lenient.label is not Label.CONTRADICTED and lenient.confidence >= capped.confidence
 
@@ -212,13 +213,16 @@ def test_names_must_appear_caps_a_name_the_evidence_never_mentions(settings, emb
     claims = ["Since 2015 the Paris Agreement has aimed to keep warming well below 2 °C, the WMO said.",
               "Since 2015 the Paris Agreement has aimed to keep warming well below 2 °C."]
     strict = settings.replace(names_must_appear=True)
-    attributed, plain = verify.score_pairs(claims, evidence, method="default", embedder=embedder, settings=strict)
+    attributed, plain = score_pairs(claims, evidence, method="default", embedder=embedder, settings=strict)
     assert (attributed.label, attributed.conflict, attributed.unstated) == (Label.UNCERTAIN, "", "WMO")
     assert plain.label is Label.SUPPORTED  # every name of it is in the evidence
-    (added,) = verify.score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=settings)
-    assert (added.label, added.unstated) == (Label.UNCERTAIN, "the WMO said")  # an attribution the evidence lacks
+    (added,) = score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=settings, cited=True)
+    assert (added.label, added.unstated) == (Label.UNCERTAIN, "the WMO said")  # an attribution the source lacks
+    (uncited,) = score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=settings)
+    assert uncited.label is Label.SUPPORTED  # an uncited claim's evidence is a search: its silence says little
     lenient = settings.replace(details_must_appear=False)
-    (plain_names,) = verify.score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=lenient)
+    (plain_names,) = score_pairs(claims[:1], evidence[:1], method="default", embedder=embedder, settings=lenient,
+                                 cited=True)
     assert plain_names.label is Label.SUPPORTED  # names_must_appear is off by default: an absent name alone does not flag
 
 
@@ -240,7 +244,7 @@ def test_a_formula_matches_its_wikipedia_rendering():
     ],
 )
 def test_a_code_or_labelled_number_of_the_same_shape_is_a_conflict(claim, evidence, quoted, settings, embedder):
-    (verdict,) = verify.score_pairs([claim], [[evidence]], method="default", embedder=embedder, settings=settings)
+    (verdict,) = score_pairs([claim], [[evidence]], method="default", embedder=embedder, settings=settings)
     assert (verdict.label, verdict.conflict) == (Label.CONTRADICTED, quoted)
 
 

@@ -6,11 +6,11 @@ Methods (`settings.verify_method`):
 - `combiner`: align the claim with evidence sentences and two-sentence windows, check what it
   asserts against them (numbers, dates, percentages, named entities, negation, direction), and
   combine the signals with the shipped combiner (pipeline/models/combiner.json, a logistic
-  regression trained by `pipeline.train_combiner` on the open data) into P(supported). A value
+  regression trained by `lab.train_combiner` on the open data) into P(supported). A value
   of the same kind that differs where the claim's value should be makes the claim CONTRADICTED
   and the verdict quotes the evidence's value.
 - `model`: the same alignment and rules, but P(supported) comes from ravbot's own cross-encoder
-  (`pipeline.verifier_model`, trained by `pipeline.train_verifier`), which reads the claim with each
+  (`pipeline.verifier_model`, trained by `lab.train_verifier`), which reads the claim with each
   of its top aligned sentences/windows, all in one batch per call, calibrated on the dev split.
 - `default`: `model` when a trained verifier is present (settings.verifier_model, else the shipped
   pipeline/models/verifier) and settings.verifier_in_default holds (it does by default: averaged
@@ -20,8 +20,8 @@ Methods (`settings.verify_method`):
   JSON; on any failure or invalid answer the `default` verdict stands.
 - `nli`: a sentence-transformers NLI CrossEncoder at `settings.nli_model` scores the aligned sentences.
 
-`verify_claims` works on pipeline `Claim`/`Evidence` objects; `score_pairs` is the same decision
-on plain strings, for evaluation. Everything is embedded once per call, in one batch.
+`verify_claims` works on pipeline `Claim`/`Evidence` objects (`lab.scoring.score_pairs` is the same
+decision on plain strings, for evaluation). Everything is embedded once per call, in one batch.
 
 The package: `align` (claim ↔ evidence sentence, symbolic signals), `rules` (the decision rules, in
 order), `combiner` and `model` (P(supported)), and this module (the methods and entry points).
@@ -52,7 +52,6 @@ from pipeline.verify.align import (
 from pipeline.verify.combiner import (
     COMBINER_PATH,
     Combiner,
-    feature_matrix,
     load_combiner,
     probabilities,
 )
@@ -81,8 +80,8 @@ __all__ = [
     "CALIBRATION_FEATURES", "COMBINER_PATH", "CONFLICT_MIN_SIMILARITY", "CONTRADICTED_CONFIDENCE", "METHODS",
     "MODEL_CANDIDATES", "MODEL_REFUTES", "RESTATEMENT_CONFIDENCE", "RESTATEMENT_SIMILARITY", "SYMBOLIC_FEATURES",
     "Alignment", "Combiner", "PairScore", "_NAME_TYPES", "_acronyms", "_content", "_name_present", "_verifier",
-    "analyse", "calibrated", "calibration_features", "decide", "decide_with_model", "feature_matrix",
-    "is_flipped", "is_restatement", "load_combiner", "model_signals", "probabilities", "score_pairs",
+    "analyse", "calibrated", "calibration_features", "decide", "decide_with_model",
+    "is_flipped", "is_restatement", "load_combiner", "model_signals", "probabilities",
     "split_sentences", "verify_claims",
 ]
 
@@ -103,24 +102,26 @@ def verify_claims(
     chunk_vectors: Mapping[str, np.ndarray] | None = None,
     invented: Sequence[Sequence[str]] | None = None,
     given: str = "",
+    cited: Sequence[bool] | None = None,
 ) -> list[Verdict]:
     """One Verdict per claim, judged against that claim's evidence list.
 
     `invented` lists, per claim, its names that no document of the knowledge base mentions (the
     caller looks them up: `Store.mentioned`); `given` is the question, whose words an answer may
-    repeat without stating anything new.
+    repeat without stating anything new; `cited` says, per claim, whether the answer cites a source
+    for it (only a cited claim is held to its sources' wording: see `align.analyse`).
 
     `chunk_vectors` (chunk_id → stored, normalised embedding) lets the `cosine` method reuse
     knowledge-base vectors instead of re-embedding chunks; evidence sentences are embedded here.
     """
     if len(claims) != len(evidence):
         raise ValueError(f"got {len(claims)} claims but {len(evidence)} evidence lists")
-    texts = [[e.text for e in ev] for ev in evidence]
+    texts = [[e.checked_text for e in ev] for ev in evidence]
     scores = _score(
         [c.text for c in claims], texts, method, embedder, settings, llm,
         entities=[c.entities for c in claims],
         vectors=[[(chunk_vectors or {}).get(e.chunk_id) if e.chunk_id else None for e in ev] for ev in evidence],
-        invented=invented, given=given,
+        invented=invented, given=given, cited=cited,
     )
     verdicts = []
     for claim, ev, s in zip(claims, evidence, scores, strict=True):
@@ -131,39 +132,13 @@ def verify_claims(
     return verdicts
 
 
-def score_pairs(
-    claims: Sequence[str],
-    evidences: Sequence[Sequence[str]],
-    method: str = "default",
-    embedder: Any = None,
-    settings: Any = None,
-    llm: Any = None,
-) -> list[PairScore]:
-    """For evaluation: each claim string judged against its list of evidence strings.
-
-    Returns one PairScore(label, confidence, conflict, sentence, evidence_index, method) per claim;
-    `confidence` is P(supported) in [0, 1] (for `cosine`, the max cosine clipped to [0, 1]).
-    """
-    if len(claims) != len(evidences):
-        raise ValueError(f"got {len(claims)} claims but {len(evidences)} evidence lists")
-    if embedder is None:
-        from pipeline.embed import load_embedder
-
-        embedder = load_embedder("")
-    if settings is None:
-        from config.settings import load_settings
-
-        settings = load_settings(env={})
-    return _score(list(claims), [list(e) for e in evidences], method, embedder, settings, llm)
-
-
-def _score(claims, evidences, method, embedder, settings, llm, entities=None, vectors=None, invented=None,
+def _score(claims, evidences, method, embedder, settings, llm, entities=None, vectors=None, invented=None, cited=None,
            given="") -> list[PairScore]:
     if method not in METHODS:
         raise ValueError(f"unknown verify method {method!r}; expected one of {', '.join(METHODS)}")
     if method == "cosine":
         return _cosine(claims, evidences, embedder, settings, vectors)
-    aligned = analyse(claims, evidences, embedder, entities=entities, invented=invented, given=given)
+    aligned = analyse(claims, evidences, embedder, entities=entities, invented=invented, given=given, cited=cited)
     # `default` uses the trained verifier when one is present and settings.verifier_in_default holds
     # (decided on held-out figures, docs/verifier.md); `verify_method = "model"` uses it regardless.
     wants_model = method == "model" or (method != "combiner" and bool(settings.verifier_in_default))

@@ -32,7 +32,10 @@ _UP = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enha
 _DOWN = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
 _NAME_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
 _TYPE_GROUP = {"GPE": "PLACE", "LOC": "PLACE", "NORP": "PLACE", "FAC": "PLACE"}
-_HARD_KINDS = frozenset({"year", "decade", "percent", "number", "month"})
+# Words before a number that quantify it rather than name what it counts ("at least 25", "over 75").
+_NOT_LABELS = frozenset("least most about around approximately nearly almost roughly exactly just only up over under "
+                        "within another every last next first total minimum maximum".split())
+_HARD_KINDS = frozenset({"year", "decade", "percent", "number", "month", "version"})
 
 SYMBOLIC_FEATURES = (
     "cos_best", "cos_second", "cos_passage_mean", "coverage", "absent_words", "salient_n", "salient_absent",
@@ -63,13 +66,38 @@ class Alignment:
     name_rival: str = ""  # … this other name in its place
     flip: str = ""  # the evidence's words where a predicate of the claim is negated or reversed
     extra: str = ""  # content of the claim that no evidence passage states
+    cited: bool = False  # the answer attributes the claim to a source
 
+
+
+_BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d+[.)]\s|#|\||>|```|!!!|\?\?\?|:::)")
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines, with the hard-wrapped lines of a paragraph joined back into one: a line
+    continues the one before unless it is blank or starts a block (a list item, heading, table
+    row, quote, fence or admonition), or the line before ends its own block (a heading, a table
+    row, a line of code)."""
+    out: list[str] = []
+    joinable = in_code = False
+    for line in text.splitlines():
+        fence = line.lstrip().startswith(("```", "~~~"))
+        in_code = in_code != fence
+        if not line.strip():
+            joinable = False
+            continue
+        if joinable and not _BLOCK_START.match(line) and out:
+            out[-1] = f"{out[-1]} {line.strip()}"
+        else:
+            out.append(line.strip())
+        joinable = not (in_code or fence or line.lstrip().startswith(("#", "|")))
+    return out
 
 
 def split_sentences(text: str) -> list[str]:
-    """Evidence text split into sentences (a fast rule; evidence is prose or one sentence per line)."""
+    """Evidence text split into sentences (a fast rule: paragraphs and list items, then sentence ends)."""
     out = []
-    for line in text.splitlines():
+    for line in _lines(text):
         out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
     return out
 
@@ -149,7 +177,25 @@ def _direction(text: str) -> int:
 
 def _negated(text: str) -> bool:
     words = _words(meaning.ANSWER_WORD.sub("", text))  # "No, X isn't Y" negates once
-    return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
+    # "unless" is "if not": "doesn't follow links unless told to" negates twice, as "follows links when told to"
+    return sum(w in _NEGATIONS or w.endswith("n't") or w == "unless" for w in words) % 2 == 1
+
+
+def _focus(claim: str, sentence: str) -> list[str]:
+    """The sentences of an aligned window that share the most content words with the claim (ties kept)."""
+    parts = split_sentences(sentence)
+    if len(parts) < 2:
+        return [sentence]
+    words = _content(claim)
+    shared = [len(words & _content(p)) for p in parts]
+    return [p for p, n in zip(parts, shared, strict=True) if n == max(shared)]
+
+
+def _negation_differs(claim: str, sentences: list[str]) -> bool:
+    """Whether the claim is negated and the sentences not, or the other way round, both as written
+    and once conditional clauses are set aside ("… is raised if it isn't supported" asserts no negation)."""
+    return all(_negated(claim) != _negated(s) and _negated(meaning.asserted(claim)) != _negated(meaning.asserted(s))
+               for s in sentences)
 
 
 def _salient(claim: str) -> list[str]:
@@ -168,7 +214,7 @@ def _label_before(text: str, value: numbers.Value) -> str:
     """The word a bare number labels ("kinase" in "kinase 2", "phase" in "phase 3"), lowercased, or ''."""
     m = re.search(r"([A-Za-z][A-Za-z\-]{2,})\s+$", text[:value.start])
     word = m.group(1).lower() if m else ""
-    return "" if word in _STOP else word
+    return "" if word in _STOP or word in _NOT_LABELS else word
 
 
 def _under_label(claim: str, value: numbers.Value, passage: str, passage_values: list) -> list[numbers.Value]:
@@ -213,10 +259,17 @@ def analyse(
     entities: Sequence[Sequence[tuple[str, str]]] | None = None,
     invented: Sequence[Sequence[str]] | None = None,
     given: str = "",
+    cited: Sequence[bool] | None = None,
 ) -> list[Alignment]:
     """Align each claim with its best evidence sentence or window and compute the symbolic signals.
     `invented` lists, per claim, its names that no document of the knowledge base mentions (looked
-    up by the caller); `given` is text whose words a claim may repeat without stating news (the question)."""
+    up by the caller); `given` is text whose words a claim may repeat without stating news (the question).
+
+    `cited` marks the claims the answer attributes to a source. Only those are held to the wording
+    of their evidence: content no passage states (`extra`), and a number stated in the passages but
+    not where the claim's matter is (`unconfirmed`). An uncited claim's evidence is a search result,
+    whose silence on a detail says little (on the open claim sets, the added-detail signal fired for
+    as many true claims as false ones)."""
     from pipeline.claims import load_nlp
 
     nlp = load_nlp()
@@ -226,8 +279,8 @@ def analyse(
     unique = list(dict.fromkeys([*claims, *(t for cands in candidates for t, _ in cands)]))
     table = dict(zip(unique, embedder.encode(unique), strict=True)) if unique else {}
     results: list[Alignment] = []
-    for claim, cands in zip(claims, candidates, strict=True):
-        a = Alignment(claim, u=table[claim])
+    for i, (claim, cands) in enumerate(zip(claims, candidates, strict=True)):
+        a = Alignment(claim, u=table[claim], cited=bool(cited and cited[i]))
         if cands:
             sims = np.array([float(table[claim] @ table[t]) for t, _ in cands])
             order = np.argsort(-sims)
@@ -283,7 +336,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
         if a.name_rival:
             break
     a.flip = meaning.flipped(claim, about)
-    a.extra = meaning.unstated_details(claim, passages, given)
+    a.extra = meaning.unstated_details(claim, passages, given) if a.cited else ""
 
 
 def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
@@ -326,10 +379,14 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
             if not a.conflict and value.kind in _HARD_KINDS:
                 a.conflict, a.conflict_kind = here.text, "number"
             continue
+        in_sentence = _under_label(claim, value, a.sentence, aligned_values) or aligned_values
+        if numbers.present(value, in_sentence):  # stated where the claim's matter is
+            matched += 1
+            continue
         if numbers.present(value, labelled or passage_values):
             matched += 1
             near_labelled = _under_label(claim, value, near, near_values)
-            if not numbers.present(value, near_labelled or near_values) and not a.unconfirmed \
+            if a.cited and not numbers.present(value, near_labelled or near_values) and not a.unconfirmed \
                     and any(c.isdigit() for c in value.text):
                 a.unconfirmed = value.text  # stated somewhere in the passages, but not where the claim's matter is
             continue
@@ -379,7 +436,7 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
     f.update(ent_n=float(len(names)), ent_matched=float(e_matched), ent_conflict=float(e_conflict), ent_absent=float(e_absent))
     claim_dir, ev_dir = _direction(claim), _direction(a.sentence)
     f.update(
-        negation_mismatch=float(bool(a.sentence) and _negated(claim) != _negated(a.sentence)),
+        negation_mismatch=float(bool(a.sentence) and _negation_differs(claim, _focus(claim, a.sentence))),
         direction_mismatch=float(claim_dir != 0 and ev_dir != 0 and claim_dir != ev_dir),
         claim_len=min(len(_words(claim)), 60) / 60,
         best_len=min(len(_words(a.sentence)), 120) / 120,

@@ -68,10 +68,12 @@ def _negated(token) -> bool:
     count, t = 0, token
     for _ in range(4):
         count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") for c in t.children)
+        count += sum(_unless(c) for c in t.children)
         head = t.head
         if head is t:
             break
-        if t.dep_ in ("pcomp", "pobj") and (head.lower_ == "without" or (head.lower_ == "of" and head.head.lower_ == "instead")):
+        instead_of = head.lower_ == "of" and (head.head.lower_ == "instead" or (head.i > 0 and head.doc[head.i - 1].lower_ == "instead"))
+        if t.dep_ in ("pcomp", "pobj") and (head.lower_ == "without" or instead_of):
             count += 1
         if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj"):
             break
@@ -81,9 +83,58 @@ def _negated(token) -> bool:
     return count % 2 == 1
 
 
+_CONDITIONS = frozenset({"if", "when", "whenever", "whether"})
+
+
+def asserted(text: str) -> str:
+    """`text` without its conditional clauses ("…, and an error is raised if it isn't supported"):
+    a negation inside a condition asserts nothing. "unless" clauses stay: they negate."""
+    doc = parse(text)
+    drop: set[int] = set()
+    for t in doc:
+        if t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in _CONDITIONS for c in t.children):
+            drop.update(w.i for w in t.subtree)
+    if not drop:
+        return text
+    original = doc.user_data.get("text", doc.text)
+    return " ".join(original[t.idx:t.idx + len(t.text)] for t in doc if t.i not in drop)
+
+
+def _unless(token) -> bool:
+    """Whether `token` heads an "unless" clause: "doesn't follow links unless you set X" says
+    "follows links if you set X", so the clause counts as one more negation."""
+    return token.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ == "unless" for c in token.children)
+
+
+# Dependents that open a clause of their own: their words are another predicate's arguments.
+_OWN_CLAUSES = frozenset({"conj", "relcl", "ccomp", "parataxis"})
+
+
+def _own_clause(token) -> list:
+    """`token`'s subtree without the clauses it governs and the alternatives it rejects ("…, and then
+    compresses it, instead of compressing every small chunk": "compresses" is not about "every small chunk")."""
+    out, stack = [], [token]
+    while stack:
+        t = stack.pop()
+        out.append(t)
+        for c in t.children:
+            alternative = c.lower_ == "instead" or (c.lower_ == "of" and c.i > 0 and c.doc[c.i - 1].lower_ == "instead")
+            if c.dep_ not in _OWN_CLAUSES and not alternative:
+                stack.append(c)
+    return out
+
+
+def _word(token) -> str:
+    """A token's comparable form: its lemma, or for a code name ("allow_headers") its text."""
+    return token.lemma_.lower() if token.is_alpha else token.lower_
+
+
 def _arguments(token) -> set[str]:
-    """The content lemmas of a predicate's clause, the predicate itself left out."""
-    words = {w.lemma_.lower() for w in token.subtree if w.pos_ in _CONTENT_POS and not w.is_stop and w.i != token.i}
+    """The content words of a predicate's own clause, the predicate itself left out; for "before" /
+    "after", those of the clause it modifies too ("list the specific route after the general one")."""
+    words = {_word(w) for w in _own_clause(token) if w.pos_ in _CONTENT_POS and not w.is_stop and w.i != token.i}
+    if token.pos_ == "ADP" and token.head is not token:
+        words |= {_word(w) for w in _own_clause(token.head) if w.pos_ in _CONTENT_POS and not w.is_stop and w.i != token.i}
     return words | _subject_words(token)
 
 
@@ -130,14 +181,13 @@ def _lemma(token) -> str:
 
 def _predicates(doc) -> list:
     return [t for t in doc if (t.pos_ in ("VERB", "ADJ") or (t.pos_ == "ADP" and t.lower_ in ("before", "after")))
-            and _lemma(t) not in _LIGHT]
+            and t.is_alpha and _lemma(t) not in _LIGHT]
 
 
 def _subject_words(token) -> set[str]:
     """The content lemmas of the subject of `token`'s clause (empty when it has none)."""
     subject = _subject(token)
-    return set() if subject is None else {w.lemma_.lower() for w in subject.subtree
-                                          if w.pos_ in _CONTENT_POS and not w.is_stop}
+    return set() if subject is None else {_word(w) for w in subject.subtree if w.pos_ in _CONTENT_POS and not w.is_stop}
 
 
 def _clause(token, limit: int = 20) -> str:
@@ -156,10 +206,11 @@ def _clause(token, limit: int = 20) -> str:
 
 def flipped(claim: str, sentences: Iterable[str]) -> str:
     """The evidence's words where a predicate of the claim is negated, or replaced by its opposite,
-    about the same thing ('plugins are designed to not perform any I/O' for 'plugins perform I/O');
-    '' when every predicate the claim shares with the evidence has the same polarity there. "The same
-    thing": the two share a word of their clauses besides the predicate, and a subject both name
-    has a word in common."""
+    about the same thing, or ''.
+
+    'plugins are designed to not perform any I/O' flips 'plugins perform I/O'. "The same thing": the
+    two share a word of their clauses besides the predicate, and a subject both name has a word in
+    common. A flip counts only where no sentence states that predicate the claim's way."""
     claim_doc = parse(ANSWER_WORD.sub("", claim))
     sentence_docs = [parse(s) for s in sentences if s]
     for t in _predicates(claim_doc):

@@ -56,9 +56,11 @@ class PairScore:
 
 
 def is_restatement(a: Alignment) -> bool:
-    """The aligned evidence says what the claim says, word for word (see RESTATEMENT_SIMILARITY)."""
+    """The aligned evidence says what the claim says, word for word, every number of it included
+    (see RESTATEMENT_SIMILARITY)."""
     f = a.features
-    return (not a.conflict and f.get("cos_best", 0.0) >= RESTATEMENT_SIMILARITY and f.get("coverage", 0.0) >= 0.999
+    return (not a.conflict and not a.unconfirmed and f.get("cos_best", 0.0) >= RESTATEMENT_SIMILARITY
+            and f.get("coverage", 0.0) >= 0.999
             and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
 
 

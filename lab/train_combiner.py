@@ -1,6 +1,6 @@
 """Train the `default` verifier's combiner (pipeline/models/combiner.json) on the open data, reproducibly.
 
-`python -m pipeline.train_combiner [--data DIR] [--out FILE] [--seed N]` reads claim–evidence
+`python -m lab.train_combiner [--data DIR] [--out FILE] [--seed N]` reads claim–evidence
 pairs from the open sets in ../shared/data (SciFact train rationales, Climate-FEVER evidence,
 HealthVer dev, COVID-Fact, perturbed/open.jsonl; never the holdout), aligns and checks each
 pair exactly as `pipeline.verify` does, and fits a logistic regression for P(supported) over
@@ -27,8 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
+from lab.datasets import read_jsonl
+from lab.metrics import binary_figures as figures
+from lab.scoring import score_pairs
 from pipeline import numbers, verify
 from pipeline.types import Label
+from pipeline.verify.combiner import feature_matrix
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 # Pair-embedding features ("u", "v", "absdiff", "product") lowered the leave-one-dataset-out AUC on
@@ -65,19 +69,14 @@ class Pair:
 # --------------------------------------------------------------------------- data
 
 
-def _jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def load_pairs(data_dir: Path, seed: int = 0) -> list[Pair]:
     """All pairs from the open sets, subsampled (seeded) where a set is large."""
     rng = random.Random(seed)
     pairs: list[Pair] = []
     # SciFact: claim vs its cited abstract
-    corpus = {str(d["doc_id"]): d for d in _jsonl(data_dir / FILES["scifact"][1])}
+    corpus = {str(d["doc_id"]): d for d in read_jsonl(data_dir / FILES["scifact"][1])}
     nei = []
-    for row in _jsonl(data_dir / FILES["scifact"][0]):
+    for row in read_jsonl(data_dir / FILES["scifact"][0]):
         if not row["evidence"]:
             for doc_id in row.get("cited_doc_ids", [])[:1]:
                 if str(doc_id) in corpus:
@@ -90,7 +89,7 @@ def load_pairs(data_dir: Path, seed: int = 0) -> list[Pair]:
     pairs += rng.sample(nei, min(CAPS["scifact_nei"], len(nei)))
     # Climate-FEVER: claim vs each evidence sentence
     nei = []
-    for row in _jsonl(data_dir / FILES["climate-fever"][0]):
+    for row in read_jsonl(data_dir / FILES["climate-fever"][0]):
         for ev in row["evidences"]:
             kind = {"SUPPORTS": "support", "REFUTES": "contradict"}.get(ev["evidence_label"], "nei")
             pair = Pair(row["claim"], (ev["evidence"],), "climate-fever", kind)
@@ -103,14 +102,14 @@ def load_pairs(data_dir: Path, seed: int = 0) -> list[Pair]:
     rows = rng.sample(rows, min(CAPS["healthver"], len(rows)))
     pairs += [Pair(r["claim"].strip(), (r["evidence"],), "healthver", kinds[r["label"]]) for r in rows if r["label"] in kinds]
     # COVID-Fact
-    rows = _jsonl(data_dir / FILES["covidfact"][0])
+    rows = read_jsonl(data_dir / FILES["covidfact"][0])
     rows = rng.sample(rows, min(CAPS["covidfact"], len(rows)))
     pairs += [
         Pair(r["claim"], tuple(r["evidence"]), "covidfact", "support" if r["label"] == "SUPPORTED" else "contradict")
         for r in rows
     ]
     # perturbed copies of supported claims
-    for r in _jsonl(data_dir / FILES["perturbed"][0]):
+    for r in read_jsonl(data_dir / FILES["perturbed"][0]):
         kind = "original" if r["label"] == "supported" else "perturbed"
         pairs.append(Pair(r["claim"], tuple(r["evidence"]), "perturbed", kind, r.get("source", "")))
     return pairs
@@ -193,30 +192,6 @@ class CachedEmbedder:
         np.savez(self.cache_file, texts=np.array(texts), vectors=np.vstack([self.table[t] for t in texts]))
 
 
-# --------------------------------------------------------------------------- metrics
-
-
-def _auc(y: np.ndarray, s: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    y = np.asarray(y)
-    return float(roc_auc_score(y, s)) if 0 < y.sum() < len(y) else float("nan")
-
-
-def figures(y: np.ndarray, predicted_supported: np.ndarray, confidence: np.ndarray) -> dict[str, float]:
-    """Balanced accuracy, precision of SUPPORTED, AUC, and the share SUPPORTED per class."""
-    y = np.asarray(y)
-    pred = np.asarray(predicted_supported).astype(bool)
-    tpr = float(pred[y == 1].mean()) if (y == 1).any() else float("nan")
-    fpr = float(pred[y == 0].mean()) if (y == 0).any() else float("nan")
-    precision = float(y[pred].mean()) if pred.any() else float("nan")
-    return {
-        "n": int(len(y)), "balanced_accuracy": round((tpr + 1 - fpr) / 2, 3), "precision_supported": round(precision, 3),
-        "auc": round(_auc(y, np.asarray(confidence)), 3), "true_kept_supported": round(tpr, 3),
-        "false_labelled_supported": round(fpr, 3),
-    }
-
-
 # --------------------------------------------------------------------------- training
 
 
@@ -264,7 +239,8 @@ def _holdout_mask(pairs: Sequence[Pair], held: str) -> tuple[np.ndarray, np.ndar
 
 
 def train(data_dir: Path, out_path: Path, seed: int = 0) -> dict:
-    """Fit the combiner on all open pairs, write it to `out_path`, and return the figures."""
+    """Fit the combiner on all open pairs, write it to `out_path`, and return the figures. Training
+    leaves the runtime's caches alone: a process that already loaded a combiner keeps it."""
     from config.settings import load_settings
     from pipeline.embed import load_embedder
 
@@ -280,10 +256,10 @@ def train(data_dir: Path, out_path: Path, seed: int = 0) -> dict:
     claims = [p.claim for p in pairs]
     evidences = [list(p.evidence) for p in pairs]
     t0 = time.perf_counter()
-    cosine = verify.score_pairs(claims, evidences, "cosine", embedder, settings)
+    cosine = score_pairs(claims, evidences, "cosine", embedder, settings)
     aligned = verify.analyse(claims, evidences, embedder)
     analyse_s = time.perf_counter() - t0
-    x = verify.feature_matrix(aligned, EMBEDDING_FEATURES, verify.SYMBOLIC_FEATURES)
+    x = feature_matrix(aligned, EMBEDDING_FEATURES, verify.SYMBOLIC_FEATURES)
     y = np.array([p.supported for p in pairs])
     datasets = sorted({p.dataset for p in pairs} - {"swaps"})
     results: dict[str, dict] = {}
@@ -310,7 +286,7 @@ def train(data_dir: Path, out_path: Path, seed: int = 0) -> dict:
     final = _fit(x, y, seed)
     in_sample = figures(y, _predict(final, x) >= settings.supported_threshold, _predict(final, x))
     manifest = {
-        "trained": "python -m pipeline.train_combiner",
+        "trained": "python -m lab.train_combiner",
         "seed": seed,
         "data": {
             name: {f: hashlib.sha256((data_dir / f).read_bytes()).hexdigest() for f in files}
@@ -327,12 +303,11 @@ def train(data_dir: Path, out_path: Path, seed: int = 0) -> dict:
     spec = _combiner_spec(final) | {"manifest": manifest}
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(spec, indent=None, separators=(",", ":")) + "\n")
-    verify.load_combiner.cache_clear()
     return manifest
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.train_combiner", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m lab.train_combiner", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the open data folder (../shared/data)")
     parser.add_argument("--out", type=Path, default=verify.COMBINER_PATH, help="where to write combiner.json")
     parser.add_argument("--seed", type=int, default=0)

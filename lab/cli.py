@@ -1,7 +1,8 @@
-"""`ravbot eval …`: the evaluation commands, each a readable table or (`--json`) one JSON object.
+"""The lab's commands: `ravbot eval …` (each a readable table or, with `--json`, one JSON object) and
+`ravbot train-combiner` / `train-verifier`. `bot.__main__` loads this module only when one of them runs.
 
-Thin wrappers over `pipeline.evaluate`: read the data set, build the verifiers or the corpus
-index, run, print. Progress and notes go to stderr so that stdout stays one JSON object.
+Thin wrappers over the lab: read the data set (`lab.datasets`), build the verifiers or the corpus
+index, run (`lab.runners`), print. Progress and notes go to stderr so that stdout stays one JSON object.
 """
 
 from __future__ import annotations
@@ -15,7 +16,32 @@ from typing import Any
 
 import click
 
-from pipeline import evaluate as ev
+from lab.datasets import (
+    load_golden,
+    load_halueval,
+    load_pairs,
+    load_perturbed,
+    load_qrels,
+    load_queries,
+    pair_record,
+    write_jsonl,
+)
+from lab.perturb import perturbation_set
+from lab.plots import plot_latency, plot_scores
+from lab.runners import (
+    METHODS,
+    VARIANTS,
+    Verifier,
+    corpus_store,
+    make_verifier,
+    oracle_evidence,
+    retrieved_evidence,
+    run_answers,
+    run_golden,
+    run_perturb,
+    run_retrieval,
+    run_verify,
+)
 
 DATASET = click.Choice(["scifact", "climate-fever", "healthver", "covidfact", "wice", "perturbed"])
 
@@ -83,9 +109,9 @@ def _emit(summary: dict, as_json: bool, text: str) -> None:
     click.echo(json.dumps(summary, ensure_ascii=False) if as_json else text)
 
 
-def _verifiers(methods: list[str], settings) -> dict[str, ev.Verifier]:
+def _verifiers(methods: list[str], settings) -> dict[str, Verifier]:
     embedder = _embedder(settings)
-    return {m: ev.make_verifier(m, embedder, settings) for m in methods}
+    return {m: make_verifier(m, embedder, settings) for m in methods}
 
 
 def _verify_table(summary: dict) -> str:
@@ -119,7 +145,7 @@ def eval_group() -> None:
 @click.option("--corpus", required=True, type=click.Path(exists=True, dir_okay=False), help="SciFact corpus.jsonl or BEIR corpus.jsonl.")
 @click.option("--queries", required=True, type=click.Path(exists=True, dir_okay=False), help="SciFact claims or BEIR queries.jsonl.")
 @click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False), help="BEIR qrels TSV (query-id corpus-id score).")
-@click.option("--variants", default=",".join(ev.VARIANTS), show_default=True)
+@click.option("--variants", default=",".join(VARIANTS), show_default=True)
 @click.option("--depth", default=400, show_default=True, help="Chunks retrieved for Recall@100 (documents have several chunks).")
 @click.option("--candidates", type=int, default=None, help="Candidates per ranker before fusion (default: the `candidates` setting).")
 @click.option("--limit", type=int, default=None, help="Evaluate a seeded sample of this many queries.")
@@ -130,22 +156,22 @@ def eval_group() -> None:
 def retrieval_cmd(ctx, corpus, queries, qrels, variants, depth, candidates, limit, seed, as_json, plot_dir) -> None:
     """nDCG@10, Recall@5/20/100, MRR@10 and query latency per retrieval variant, in one run."""
     settings = _settings(ctx)
-    names = _names(variants, ev.VARIANTS, "variant")
+    names = _names(variants, VARIANTS, "variant")
     embedder = _embedder(settings)
-    store, _, doc_of = ev.corpus_store(corpus, embedder, settings, progress=_progress("indexing"))
-    judged = ev.load_qrels(qrels)
-    qs = dict(_sample([(q, t) for q, t in ev.load_queries(queries).items() if q in judged], limit, seed))
+    store, _, doc_of = corpus_store(corpus, embedder, settings, progress=_progress("indexing"))
+    judged = load_qrels(qrels)
+    qs = dict(_sample([(q, t) for q, t in load_queries(queries).items() if q in judged], limit, seed))
     try:
-        summary, rows = ev.run_retrieval(store, embedder, settings, qs, judged, variants=names,
-                                         doc_of=lambda d: doc_of.get(d, d), depth=depth, candidates=candidates)
+        summary, rows = run_retrieval(store, embedder, settings, qs, judged, variants=names,
+                                      doc_of=lambda d: doc_of.get(d, d), depth=depth, candidates=candidates)
     finally:
         store.close()
     metrics = ["ndcg@10", "recall@5", "recall@20", "recall@100", "mrr@10", "p50_ms", "p95_ms"]
     text = table([(v, *(r[m] for m in metrics)) for v, r in summary["variants"].items()], ["variant", *metrics])
     _emit(summary, as_json, text + f"\n\n{summary['queries']} queries")
     if plot_dir:
-        ev.plot_latency({v: [r["ms"] for r in rows if r["variant"] == v] for v in names},
-                        Path(plot_dir) / "retrieval_latency.png", "query latency per retrieval variant")
+        plot_latency({v: [r["ms"] for r in rows if r["variant"] == v] for v in names},
+                     Path(plot_dir) / "retrieval_latency.png", "query latency per retrieval variant")
 
 
 @eval_group.command("verify")
@@ -165,26 +191,26 @@ def retrieval_cmd(ctx, corpus, queries, qrels, variants, depth, candidates, limi
 def verify_cmd(ctx, dataset, path, corpus, methods, evidence_mode, with_nei, limit, seed, as_json, plot_dir) -> None:
     """Claim verification against gold (or retrieved) evidence, per method."""
     settings = _settings(ctx)
-    names = _names(methods, ev.METHODS, "method")
-    pairs = [p for p in ev.load_pairs(dataset, path, corpus) if with_nei or p.label != "nei"]
+    names = _names(methods, METHODS, "method")
+    pairs = [p for p in load_pairs(dataset, path, corpus) if with_nei or p.label != "nei"]
     pairs = _sample(pairs, limit, seed)
-    evidence_for = ev.oracle_evidence
+    evidence_for = oracle_evidence
     store = None
     if evidence_mode == "retrieved":
         if not corpus:
             raise click.UsageError("--evidence retrieved needs --corpus (a SciFact or BEIR corpus to retrieve from)")
-        store, _, _ = ev.corpus_store(corpus, _embedder(settings), settings, progress=_progress("indexing"))
-        evidence_for = ev.retrieved_evidence(store, _embedder(settings), settings)
+        store, _, _ = corpus_store(corpus, _embedder(settings), settings, progress=_progress("indexing"))
+        evidence_for = retrieved_evidence(store, _embedder(settings), settings)
     try:
-        summary, records = ev.run_verify(pairs, _verifiers(names, settings), evidence_for=evidence_for, with_nei=with_nei)
+        summary, records = run_verify(pairs, _verifiers(names, settings), evidence_for=evidence_for, with_nei=with_nei)
     finally:
         if store is not None:
             store.close()
     _emit(summary, as_json, f"{dataset} ({evidence_mode} evidence)\n" + _verify_table(summary))
     if plot_dir:
-        ev.plot_scores(records, Path(plot_dir) / f"verify_{dataset}_scores.png", f"{dataset}: confidence by gold label")
-        ev.plot_latency({m: [r["ms"] for r in records if r["method"] == m] for m in names},
-                        Path(plot_dir) / f"verify_{dataset}_latency.png", "per-claim verification latency")
+        plot_scores(records, Path(plot_dir) / f"verify_{dataset}_scores.png", f"{dataset}: confidence by gold label")
+        plot_latency({m: [r["ms"] for r in records if r["method"] == m] for m in names},
+                     Path(plot_dir) / f"verify_{dataset}_latency.png", "per-claim verification latency")
 
 
 @eval_group.command("perturb")
@@ -203,20 +229,20 @@ def verify_cmd(ctx, dataset, path, corpus, methods, evidence_mode, with_nei, lim
 def perturb_cmd(ctx, dataset, path, corpus, from_file, write_file, write_only, methods, limit, seed, as_json, plot_dir) -> None:
     """Change one number, date or named entity of supported claims; how many still pass as SUPPORTED?"""
     settings = _settings(ctx)
-    names = _names(methods, ev.METHODS, "method")
+    names = _names(methods, METHODS, "method")
     if from_file:
-        pairs = _sample(ev.load_perturbed(from_file), limit, seed)
+        pairs = _sample(load_perturbed(from_file), limit, seed)
     elif dataset and path:
-        supported = [p for p in ev.load_pairs(dataset, path, corpus) if p.label == "supported" and p.evidence]
-        pairs = ev.perturbation_set(_sample(supported, limit, seed), seed=seed)
+        supported = [p for p in load_pairs(dataset, path, corpus) if p.label == "supported" and p.evidence]
+        pairs = perturbation_set(_sample(supported, limit, seed), seed=seed)
     else:
         raise click.UsageError("give --from FILE, or --dataset and --path")
     if write_file:
-        n = ev.write_jsonl(write_file, (ev.pair_record(p) for p in pairs))
+        n = write_jsonl(write_file, (pair_record(p) for p in pairs))
         click.echo(f"wrote {n} pairs to {write_file}", err=True)
         if write_only:
             return
-    summary, records = ev.run_perturb(pairs, _verifiers(names, settings))
+    summary, records = run_perturb(pairs, _verifiers(names, settings))
     rows = [(m, r["perturbed_supported"], r["original_supported"],
              *(r["perturbed_supported_by_kind"].get(k) for k in ("number", "date", "entity")),
              r["checkable_perturbed_supported"], r["checkable_original_supported"], r["p50_ms"])
@@ -233,13 +259,13 @@ def perturb_cmd(ctx, dataset, path, corpus, from_file, write_file, write_only, m
                  f"{bound['best_kept']:.3f} of originals while passing at most {bound['passed']:.0%} of changes.")
     _emit(summary, as_json, text)
     if plot_dir:
-        ev.plot_scores(records, Path(plot_dir) / "perturb_scores.png", "originals (supported) vs one-value changes (refuted)")
+        plot_scores(records, Path(plot_dir) / "perturb_scores.png", "originals (supported) vs one-value changes (refuted)")
 
 
 @eval_group.command("answers")
 @click.option("--dataset", type=click.Choice(["halueval"]), default="halueval", show_default=True)
 @click.option("--path", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--method", type=click.Choice(list(ev.METHODS)), default="default", show_default=True)
+@click.option("--method", type=click.Choice(list(METHODS)), default="default", show_default=True)
 @click.option("--limit", type=int, default=None, help="Use a seeded sample of this many rows.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
@@ -247,10 +273,10 @@ def perturb_cmd(ctx, dataset, path, corpus, from_file, write_file, write_only, m
 def answers_cmd(ctx, dataset, path, method, limit, seed, as_json) -> None:
     """End to end on HaluEval: is the hallucinated answer flagged and the right one not?"""
     settings = _settings(ctx)
-    rows = _sample(ev.load_halueval(path), limit, seed)
+    rows = _sample(load_halueval(path), limit, seed)
     embedder = _embedder(settings)
     with tempfile.TemporaryDirectory(prefix="ravbot-halueval-") as work:
-        summary, _ = ev.run_answers(rows, ev.make_verifier(method, embedder, settings), embedder, settings, workdir=work)
+        summary, _ = run_answers(rows, make_verifier(method, embedder, settings), embedder, settings, workdir=work)
     table_rows = [(f"{form} / {subset}", r["pairs"], r.get("hallucinated_flagged"), r.get("right_flagged"),
                    r.get("told_apart"), r.get("p50_ms"))
                   for form, subsets in summary["forms"].items() for subset, r in subsets.items()]
@@ -268,7 +294,7 @@ def answers_cmd(ctx, dataset, path, method, limit, seed, as_json) -> None:
 def golden_cmd(ctx, golden_file, k, no_answers, as_json) -> None:
     """A team's golden set against the current index: Recall@k and the "I don't know" rate."""
     settings = _settings(ctx)
-    rows = ev.load_golden(golden_file)
+    rows = load_golden(golden_file)
     from bot.app import build, build_cross_encoder, build_store
 
     core = None if no_answers else build(settings, run_scheduler=False)
@@ -277,7 +303,7 @@ def golden_cmd(ctx, golden_file, k, no_answers, as_json) -> None:
     embedder = parts.embedder if parts else _embedder(settings)
     cross_encoder = parts.cross_encoder if parts else build_cross_encoder(settings)
     try:
-        summary, records = ev.run_golden(rows, core, store, embedder, settings, k=k, cross_encoder=cross_encoder)
+        summary, records = run_golden(rows, core, store, embedder, settings, k=k, cross_encoder=cross_encoder)
     finally:
         if core is not None:
             core.close()
@@ -353,7 +379,7 @@ def check_cmd(ctx, cases_file, corpus, methods, limit, extractive, dump_file, as
     from lab import check
 
     settings = _settings(ctx)
-    names = _names(methods, ev.METHODS, "method")
+    names = _names(methods, METHODS, "method")
     cases = check.limit_cases(check.load_cases(cases_file), limit)
     out = Path(dump_file).open("w", encoding="utf-8") if dump_file else None
 
@@ -374,3 +400,41 @@ def check_cmd(ctx, cases_file, corpus, methods, limit, extractive, dump_file, as
     finally:
         if out:
             out.close()
+
+
+# ----------------------------------------------------------------------------------------- training
+
+
+@click.command("train-combiner")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None, help="The shared/data folder.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Where to write the weights.")
+@click.option("--seed", default=0, show_default=True)
+def train_combiner(data_dir: str | None, out: str | None, seed: int) -> None:
+    """Retrain the `default` verifier's combiner on the open data (see docs/verification.md)."""
+    from lab import train_combiner as tc
+    from pipeline.verify.combiner import COMBINER_PATH
+
+    data = Path(data_dir) if data_dir else tc.DEFAULT_DATA
+    figures = tc.train(data, Path(out) if out else COMBINER_PATH, seed=seed)
+    click.echo(json.dumps(figures, indent=2, default=str))
+
+
+@click.command("train-verifier")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None, help="The shared/data folder.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=True), default=None, help="Artifact folder (default: the shipped one).")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--time-budget", "time_budget_s", default=4500, show_default=True, help="Training wall-clock budget in seconds.")
+@click.option("--eval-every", "eval_every_s", default=900, show_default=True, help="Seconds between dev evaluations (checkpoints).")
+@click.option("--hold-out", default="", help="Leave one open set out of training and report it (leave-one-domain-out).")
+def train_verifier(data_dir: str | None, out_dir: str | None, seed: int, time_budget_s: int, eval_every_s: int, hold_out: str) -> None:
+    """Train ravbot's cross-encoder verifier (LoRA over MiniLM); see docs/verifier.md."""
+    from lab import train_verifier as tv
+    from pipeline.verifier_model import VERIFIER_DIR
+
+    data = Path(data_dir) if data_dir else tv.DEFAULT_DATA
+    target = Path(out_dir) if out_dir else VERIFIER_DIR
+    figures = tv.train(data, target, seed=seed, time_budget_s=time_budget_s, eval_every_s=eval_every_s, hold_out=hold_out)
+    click.echo(json.dumps(figures, indent=2, default=str))
+
+
+COMMANDS: dict[str, click.Command] = {"eval": eval_group, "train-combiner": train_combiner, "train-verifier": train_verifier}

@@ -1,0 +1,118 @@
+"""Embedding backends (torch, torch-int8, onnx), the fallback to torch, and one encode at a time."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import pipeline.embed
+from pipeline.embed import Embedder, load_embedder
+
+TEXTS = [
+    "Salaries are paid on the last working day of each month.",
+    "Every employee has twenty-five days of annual leave, which must be requested at least two weeks "
+    "in advance through the HR portal, and up to five unused days can be carried over to the next year.",
+    "The VPN must be used on public Wi-Fi.",
+    "   Lunch is served at noon in the canteen.  ",
+    "Queries are served by two replicas behind a load balancer; the search index is rebuilt overnight. " * 12,
+]
+
+
+def test_an_unknown_backend_is_refused_by_name():
+    with pytest.raises(ValueError, match="tensorrt"):
+        Embedder("", "tensorrt")
+
+
+class _FakeModel:
+    """Stands in for a SentenceTransformer: records how many encode calls run at once."""
+
+    def __init__(self):
+        self.inside = threading.Event()
+        self.release = threading.Event()
+        self.calls = 0
+
+    def encode(self, texts, **_):
+        self.calls += 1
+        if self.calls == 1:  # the first call holds on until the test lets it go
+            self.inside.set()
+            assert self.release.wait(10)
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+
+def test_two_embedders_never_encode_at_the_same_time():
+    first, second = Embedder("a"), Embedder("b")
+    model = _FakeModel()
+    for e in (first, second):
+        e._model, e.backend_used = model, "torch"
+    entered_second = threading.Event()
+
+    def run_second():
+        second.encode(["y"])
+        entered_second.set()
+
+    a = threading.Thread(target=first.encode, args=(["x"],))
+    a.start()
+    assert model.inside.wait(10)
+    b = threading.Thread(target=run_second)
+    b.start()
+    assert not entered_second.wait(0.3)  # the second encode waits for the first
+    assert model.calls == 1
+    model.release.set()
+    a.join(10)
+    b.join(10)
+    assert entered_second.is_set() and model.calls == 2
+
+
+@pytest.fixture(scope="module")
+def torch_vectors(embedder):
+    return embedder.encode(TEXTS)
+
+
+def test_onnx_is_exported_once_and_gives_the_torch_vectors(tmp_path, torch_vectors, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    e = Embedder("", "onnx", tmp_path)
+    got = e.encode(TEXTS, batch_size=2)  # batches of other lengths than the export's
+    assert e.backend_used == "onnx"
+    assert got.dtype == np.float32 and got.shape == torch_vectors.shape
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    assert np.min(np.sum(got * torch_vectors, axis=1)) > 0.9999
+    exported = list(tmp_path.glob("*.onnx"))
+    assert len(exported) == 1
+
+    def no_export(*_):
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(pipeline.embed, "_export", no_export)
+    again = Embedder("", "onnx", tmp_path)
+    np.testing.assert_allclose(again.encode(TEXTS[:1]), got[:1], atol=1e-5)
+    assert again.backend_used == "onnx"
+
+
+def test_int8_vectors_stay_close_to_torch_and_rank_alike(torch_vectors):
+    e = Embedder("", "torch-int8")
+    got = e.encode(TEXTS)
+    assert e.backend_used == "torch-int8"
+    assert np.min(np.sum(got * torch_vectors, axis=1)) > 0.95
+    query = "How many days of holiday do I get?"
+    ranked = [np.argsort(-(vectors @ model.encode([query])[0])) for vectors, model in
+              ((torch_vectors, load_embedder("")), (got, e))]
+    assert ranked[0][0] == ranked[1][0] == 1
+
+
+def test_a_backend_that_cannot_load_falls_back_to_torch_with_a_warning(tmp_path, torch_vectors, monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` now fails
+    e = Embedder("", "onnx", tmp_path)
+    with caplog.at_level(logging.WARNING, logger="pipeline.embed"):
+        got = e.encode(TEXTS[:2])
+    assert e.backend_used == "torch"
+    assert "onnx unavailable" in caplog.text
+    np.testing.assert_allclose(got, torch_vectors[:2], atol=1e-5)
+
+
+def test_load_embedder_shares_one_torch_embedder_whatever_the_cache_dir(tmp_path):
+    assert load_embedder("", "torch", str(tmp_path)) is load_embedder("")
+    assert load_embedder("", "onnx", str(tmp_path)) is not load_embedder("", "onnx", str(tmp_path / "other"))

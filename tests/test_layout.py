@@ -1,0 +1,168 @@
+"""The import direction of the layout (README, "The layout"), read from the source with `ast`.
+
+Every import counts, lazy ones inside functions included, and so do `importlib.import_module("…")`
+and `__import__("…")` with a literal name. The rules:
+- `pipeline` imports none of `config`, `adapters`, `bot`, `lab`, and reads no environment variable;
+- `adapters` imports neither `config` nor `bot`, and reads no environment variable;
+- no runtime package (`pipeline`, `adapters`, `bot`, `config`) imports `lab`, except the one lazy
+  registration of the lab's commands in `bot/__main__.py` (`LAB_REGISTRATION`).
+Known violations in code that is being reworked elsewhere are named in `ALLOWED`, each with why.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME = ("pipeline", "adapters", "bot", "config")
+PACKAGES = (*RUNTIME, "lab")
+FORBIDDEN = {
+    "pipeline": {"config", "adapters", "bot", "lab"},
+    "adapters": {"config", "bot", "lab"},
+    "bot": {"lab"},
+    "config": {"lab"},
+}
+ENVIRONMENT_FREE = ("pipeline", "adapters")  # config/settings.py is the one reader of the environment
+
+# (file, enclosing function, imported module): the only import of the lab from runtime code.
+LAB_REGISTRATION = ("bot/__main__.py", "RavbotGroup.get_command", "lab.cli")
+
+# Named, known violations: (file, enclosing function, what) → why it is still there. Remove an entry
+# with its fix (test_allow_list_entries_are_still_needed fails until then).
+ALLOWED: dict[tuple[str, str, str], str] = {
+    ("pipeline/embed.py", "Embedder.model", "environ"): (
+        "EMBED_SETS_HF_ENV: load_embedder sets HF_HUB_OFFLINE and TOKENIZERS_PARALLELISM; being "
+        "reworked with the options of issue 17 item 4 (no environment access outside config/settings.py)"),
+}
+
+
+@dataclass(frozen=True)
+class Use:
+    file: str  # relative to the repository root
+    line: int
+    where: str  # enclosing "Class.function", or "<module>"
+    what: str  # the imported module, or "environ"
+
+
+def _modules() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+def _absolute(node: ast.ImportFrom, path: Path, root: Path) -> str:
+    if not node.level:
+        return node.module or ""
+    package = path.relative_to(root).with_suffix("").parts[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def uses(path: Path, root: Path = ROOT) -> list[Use]:
+    """Every import and environment access in one file, with the function it is in."""
+    rel = path.relative_to(root).as_posix()
+    found: list[Use] = []
+
+    def visit(node: ast.AST, where: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            scope = where
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                scope = [*where, child.name]
+            name = ".".join(scope) or "<module>"
+            if isinstance(child, ast.Import):
+                found.extend(Use(rel, child.lineno, name, a.name) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                module = _absolute(child, path, root)
+                found.append(Use(rel, child.lineno, name, module))
+                if not child.module:  # `from . import x` imports the modules `x`
+                    found.extend(Use(rel, child.lineno, name, f"{module}.{a.name}") for a in child.names)
+            elif isinstance(child, ast.Call):
+                func = child.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if called in ("import_module", "__import__") and child.args and isinstance(child.args[0], ast.Constant):
+                    found.append(Use(rel, child.lineno, name, str(child.args[0].value)))
+                if called in ("getenv", "putenv", "unsetenv"):
+                    found.append(Use(rel, child.lineno, name, "environ"))
+            elif isinstance(child, ast.Attribute) and child.attr == "environ":
+                found.append(Use(rel, child.lineno, name, "environ"))
+            visit(child, scope)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=rel), [])
+    return found
+
+
+def violations() -> list[str]:
+    out = []
+    for path in _modules():
+        for use in uses(path):
+            package = use.file.split("/", 1)[0]
+            top = use.what.split(".", 1)[0]
+            if use.what == "environ":
+                bad = package in ENVIRONMENT_FREE
+            else:
+                bad = top in FORBIDDEN.get(package, set())
+            if not bad or (use.file, use.where, use.what) in (LAB_REGISTRATION, *ALLOWED):
+                continue
+            out.append(f"{use.file}:{use.line} ({use.where}) uses {use.what}")
+    return out
+
+
+def test_imports_follow_the_layout():
+    assert violations() == []
+
+
+def test_the_rules_catch_lazy_relative_and_dynamic_imports(tmp_path):
+    pkg = tmp_path / "pipeline"
+    pkg.mkdir()
+    (pkg / "stage.py").write_text(
+        "import os\n"
+        "def run():\n    from config.settings import load_settings\n    return os.environ.get('X')\n"
+        "class Helper:\n    def go(self):\n        import importlib\n        importlib.import_module('bot.app')\n"
+        "from ..lab import metrics\n"
+    )
+    found = {(u.where, u.what) for u in uses(pkg / "stage.py", root=tmp_path)}
+    assert {("run", "config.settings"), ("run", "environ"), ("Helper.go", "bot.app"), ("<module>", "lab")} <= found
+
+
+def test_the_lab_registration_is_the_one_allowed_and_still_exists():
+    registered = [u for u in uses(ROOT / "bot" / "__main__.py") if u.what.split(".")[0] == "lab"]
+    assert [(u.file, u.where, u.what) for u in registered] == [LAB_REGISTRATION]
+
+
+def test_allow_list_entries_are_still_needed():
+    """An entry whose violation was fixed must go, so that it cannot hide a new one."""
+    seen = {(u.file, u.where, u.what) for p in _modules() for u in uses(p)}
+    assert [key for key in ALLOWED if key not in seen] == []
+
+
+@pytest.mark.parametrize("argv", [["ask", "--help"], ["index", "--help"], ["serve", "--help"]])
+def test_runtime_commands_load_no_lab(argv):
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from bot.__main__ import cli\n"
+        f"result = CliRunner().invoke(cli, {argv!r})\n"
+        "assert result.exit_code == 0, result.output\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('lab', 'sklearn', 'matplotlib'))\n"
+        "print(','.join(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
+def test_the_lab_commands_are_registered():
+    from click.testing import CliRunner
+
+    from bot.__main__ import cli
+
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    for name in ("eval", "train-combiner", "train-verifier", "ask"):
+        assert f"  {name} " in result.output
+    result = CliRunner().invoke(cli, ["eval", "--help"])
+    assert result.exit_code == 0 and "perturb" in result.output and "golden" in result.output

@@ -1,0 +1,80 @@
+"""The signals behind the meaning checks, pinned on plain sentences: numbers and versions, names,
+sentence splitting of Markdown evidence, negation (conditions, "unless", "instead of") and flips."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import numbers
+from pipeline.names import names
+from pipeline.verify import align, meaning
+
+
+def values(text: str) -> list[tuple[str, str, str]]:
+    return [(v.text, v.kind, v.unit) for v in numbers.extract_values(text)]
+
+
+def test_a_version_is_one_value_and_two_versions_conflict():
+    assert values("Starlette 0.40.0 was released") == [("0.40.0", "version", "")]
+    old, new = numbers.extract_values("0.40.0 and v0.40.1")
+    assert new.text == "v0.40.1" and numbers.comparable(old, new) and not numbers.same_value(old, new)
+    assert values("a 3.5 hour meeting") == [("3.5", "number", "hour")]  # two parts stay a number
+
+
+def test_a_currency_sign_is_the_unit_so_amounts_compare():
+    (fifty,), (seventy_five,) = numbers.extract_values("over $50"), numbers.extract_values("over $75.")
+    assert (fifty.text, fifty.unit) == ("$50", "dollar")
+    assert numbers.comparable(fifty, seventy_five)
+
+
+def test_general_acronyms_are_words_not_names():
+    assert [n.text for n in names("The CI job fails if the JSON API returns HTTP 500.")] == []
+    assert [n.text for n in names("Ask the TTS team about OPM forms.")] == ["TTS", "OPM"]
+
+
+def test_evidence_sentences_rejoin_wrapped_lines_but_keep_blocks_apart():
+    text = ("## 0.40.0 (October 15, 2024)\nThis release fixes a denial\nof service. Users may\nretry.\n\n"
+            "* Item one\n  continues here.\n* Item two\n```python\na = 1\nb = 2\n```\nAfter the\ncode.")
+    assert align.split_sentences(text) == [
+        "## 0.40.0 (October 15, 2024)", "This release fixes a denial of service.", "Users may retry.",
+        "* Item one continues here.", "* Item two", "```python", "a = 1", "b = 2", "```", "After the code.",
+    ]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("A RuntimeError is raised if it isn't supported.", "A RuntimeError is raised ."),
+    ("Award leave is not paid out when you leave TTS.", "Award leave is not paid out ."),
+    ("StaticFiles doesn't follow links unless you set it.", "StaticFiles doesn't follow links unless you set it."),
+])
+def test_asserted_sets_conditions_aside_but_keeps_unless(text, kept):
+    assert meaning.asserted(text) == kept
+
+
+@pytest.mark.parametrize(("claim", "evidence", "flip"), [
+    # "unless" is "if not": the same statement as "when"
+    ("StaticFiles doesn't follow symbolic links unless you set follow_symlink.",
+     "StaticFiles follows symbolic links when you set follow_symlink.", ""),
+    ("StaticFiles follows symbolic links unless you set follow_symlink.",
+     "StaticFiles follows symbolic links when you set follow_symlink.", "StaticFiles follows symbolic links when"),
+    # "instead of X" negates X, and a clause the predicate governs is not its argument
+    ("It buffers the body and then compresses it, instead of compressing every small chunk.",
+     "We don't want to compress every small chunk of data.", ""),
+    # before/after: the clause they modify counts as their argument
+    ("List the more specific route after the general one.",
+     "Make sure that more specific routes are listed before general cases.", "before general cases"),
+    ("List the more specific route before the general one.",
+     "Make sure that more specific routes are listed before general cases.", ""),
+    # code names compare as written (the lemmatiser would strip "allow_headers" to "allow_header")
+    ("The allow_methods and allow_headers options can be set to a wildcard.",
+     "The allow_methods and allow_headers options cannot be set to a wildcard.", "allow_methods"),
+])
+def test_flipped_reads_negation_and_opposites_in_context(claim, evidence, flip):
+    found = meaning.flipped(claim, [evidence])
+    assert (found == "") == (flip == "") and flip in found, found
+
+
+def test_only_a_cited_claim_is_held_to_its_sources_wording(embedder):
+    claim = "Paid leave requests go to your supervisor, who approves them within two business days."
+    evidence = [["Paid leave requests go to your supervisor for approval."]]
+    cited, uncited = (align.analyse([claim], evidence, embedder, cited=[c])[0] for c in (True, False))
+    assert cited.extra and not uncited.extra
