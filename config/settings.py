@@ -76,7 +76,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("supported_threshold", 0.5, "`default` verifier: confidence at or above which a claim is SUPPORTED."),
     Setting("uncertain_threshold", 0.2, "`default` verifier: confidence at or above which an unsupported claim is UNCERTAIN rather than UNSUPPORTED."),
     Setting("numbers_must_appear", True, "`default` verifier: a claim with a number, date or percentage (in digits) that its evidence nowhere states is at most UNCERTAIN."),
-    Setting("details_must_appear", True, "`default` verifier: a claim that adds content no evidence passage states (a run of two or more content words, or three in all) is at most UNCERTAIN, and its footnote names the missing part."),
+    Setting("details_must_appear", True, "`default` verifier: a claim the answer cites a source for (`[n]`) that adds content no evidence passage states (a run of two or more content words, or three in all) is at most UNCERTAIN, and its footnote names the missing part. Uncited claims are not held to it."),
     Setting("names_must_appear", False, "`default` verifier: a claim naming something (a capitalised name, an acronym, a code) that its evidence nowhere mentions is at most UNCERTAIN. Stricter: see docs/verification.md."),
     Setting("cosine_supported", 0.65, "`cosine` verifier: max cosine for SUPPORTED."),
     Setting("cosine_uncertain", 0.45, "`cosine` verifier: max cosine for UNCERTAIN."),

@@ -144,7 +144,7 @@ def holds_sentence(text: str, sentence: str) -> bool:
 
 def copy_corpus(corpus: str | Path, dest: Path) -> int:
     """Copy the corpus's documents (the formats ravbot reads; no `SOURCE.txt`, no hidden files) to `dest`."""
-    from pipeline.ingest import FORMATS
+    from pipeline.markup import FORMATS
 
     root = Path(corpus).expanduser()
     if not root.is_dir():

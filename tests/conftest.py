@@ -1,4 +1,12 @@
-"""Shared fixtures: real models loaded once per test session, settings in a temp data dir."""
+"""Shared fixtures: the real embedding model (loaded once per session) and its fake, settings in a
+temp data dir, the evaluation data; and the `slow` mark for every test that uses the real model or data.
+
+A test whose assertions depend on the real model's semantics (retrieval quality, verification
+labels, the relevance floor, evaluation figures) asks for `embedder`; flow and adapter scenarios ask
+for `fake_embedder` and pass it to `bot.app.build(settings, embedder=...)`. Every test that asks for
+`embedder` or `shared_data`, directly or through its fixtures, is marked `slow` here, so
+`pytest -m "not slow"` never loads the model. Tests that load a real model another way carry the mark
+themselves."""
 
 from __future__ import annotations
 
@@ -12,6 +20,24 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+REAL_MODEL_OR_DATA = ("embedder", "shared_data")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` every test that uses the real embedding model or the evaluation data."""
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in REAL_MODEL_OR_DATA):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def fake_embedder():
+    """The deterministic stand-in for the model (tests/fakes/embedder.py), for flow and adapter tests."""
+    from tests.fakes.embedder import FakeEmbedder
+
+    return FakeEmbedder()
 
 
 @pytest.fixture(scope="session")

@@ -30,8 +30,8 @@ def corpus(tmp_path_factory):
 
 
 def make_app(tmp_path, corpus, **overrides):
-    settings = load_settings(env={}, data_dir=str(tmp_path / "data"), sources=f"kb={corpus}", wikipedia="off",
-                             rate_limit_per_minute=0, **overrides)
+    settings = load_settings(env={}, **{"data_dir": str(tmp_path / "data"), "sources": f"kb={corpus}",
+                                        "wikipedia": "off", "rate_limit_per_minute": 0, **overrides})
     app = build(settings, run_scheduler=False)
     app.index_one("kb")
     return app
@@ -159,11 +159,7 @@ def test_wikipedia_down_verifies_on_the_knowledge_base_and_says_so(tmp_path, cor
     wiki = FakeMediaWiki().start()
     url = wiki.url
     wiki.stop()
-    a = make_app(tmp_path, corpus)
-    a.settings = a.parts.settings = a.settings.replace(wikipedia="always", wikipedia_api_url=url, wikipedia_timeout=2.0)
-    from pipeline.wiki import build_wikipedia
-
-    a.parts.wiki = build_wikipedia(a.settings)
+    a = make_app(tmp_path, corpus, wikipedia="always", wikipedia_api_url=url, wikipedia_timeout=2.0)
     try:
         answer = a.ask(Question("Who leads the on-call rota?"))
     finally:
@@ -176,16 +172,14 @@ def test_wikipedia_down_verifies_on_the_knowledge_base_and_says_so(tmp_path, cor
 def test_wikipedia_never_vouches_for_a_code_name_the_documents_lack(tmp_path, corpus, embedder):
     """A code identifier no document mentions stays invented even where Wikipedia mentions it: it
     would be the team's own name. Wikipedia counts for public names only."""
-    from pipeline.wiki import build_wikipedia
     from tests.fakes.mediawiki import FakeMediaWiki
 
     article = {"title": "Storage server", "sentences": [
         "A storage server keeps backups, for example in the backup_bucket_name store, for 30 days."]}
     with FakeOpenAI() as llm, FakeMediaWiki([article]) as wiki:
         llm.reply("Backups of the index are kept in the backup_bucket_name store for 30 days [1].")
-        a = make_app(tmp_path, corpus, llm_base_url=llm.url, llm_retries=0, correction_rounds=0)
-        a.settings = a.parts.settings = a.settings.replace(wikipedia="always", wikipedia_api_url=wiki.url)
-        a.parts.wiki = build_wikipedia(a.settings)
+        a = make_app(tmp_path, corpus, llm_base_url=llm.url, llm_retries=0, correction_rounds=0,
+                     wikipedia="always", wikipedia_api_url=wiki.url)
         try:
             answer = a.ask(Question("How long are backups kept?"))
         finally:

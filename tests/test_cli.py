@@ -1,8 +1,12 @@
-"""The `ravbot` CLI through click's runner: the bundled docs answer out of the box, JSON schemas, errors."""
+"""The `ravbot` CLI through click's runner: the bundled docs answer out of the box, JSON schemas, errors.
+
+The README's question runs on the real model (`run_real`, slow); the other commands on the
+deterministic fake embedder, passed to `bot.app.build` through click's `obj` (`run`)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -13,20 +17,33 @@ CLEAN_ENV = {"RAVBOT_CONFIG": None, "RAVBOT_SOURCES": None, "RAVBOT_LLM_BASE_URL
              "SLACK_BOT_TOKEN": None, "RAVBOT_WIKIPEDIA": "off"}
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory, embedder):
-    """Invoke `ravbot` with one data dir for the module (the bundled docs are indexed once)."""
-    data = tmp_path_factory.mktemp("cli") / "data"
-
+def invoker(data: Path, parts: dict):
+    """`ravbot` with `data` as its data dir and `parts` passed to `bot.app.build`."""
     def invoke(*args: str, input: str | None = None, env: dict | None = None):
         return CliRunner(env={**CLEAN_ENV, **(env or {})}).invoke(
-            cli, ["--data-dir", str(data), *args], input=input, catch_exceptions=False)
+            cli, ["--data-dir", str(data), *args], input=input, catch_exceptions=False, obj={"parts": parts})
 
     return invoke
 
 
-def test_fresh_install_answers_how_to_reindex_from_bundled_docs(run):
-    result = run("ask", "--json", "How do I trigger a reindex?")
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, fake_embedder):
+    """Invoke `ravbot` with one data dir for the module, on the fake embedder; the bundled docs are
+    indexed first, as the first `ask` of a fresh install does."""
+    invoke = invoker(tmp_path_factory.mktemp("cli") / "data", {"embedder": fake_embedder})
+    assert invoke("index", "--json").exit_code == 0
+    return invoke
+
+
+@pytest.fixture(scope="module")
+def run_real(tmp_path_factory, embedder):
+    """Invoke `ravbot` as installed: the real model, its own data dir."""
+    return invoker(tmp_path_factory.mktemp("cli-real") / "data", {})
+
+
+@pytest.mark.slow
+def test_fresh_install_answers_how_to_reindex_from_bundled_docs(run_real):
+    result = run_real("ask", "--json", "How do I trigger a reindex?")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert set(out) >= {"answer", "sources", "claims", "timings"}
@@ -51,8 +68,9 @@ def test_index_counts_and_incremental_reindex(run, tmp_path):
     assert second == {"added": 0, "changed": 1, "unchanged": 0, "removed": 1, "skipped": 1}
 
 
-def test_text_output_has_sources_summary_and_timings(run):
-    result = run("ask", "What does the warning sign next to a sentence mean?")
+@pytest.mark.slow
+def test_text_output_has_sources_summary_and_timings(run_real):  # "warning sign" finds ⚠️ by meaning: the real model
+    result = run_real("ask", "What does the warning sign next to a sentence mean?")
     assert result.exit_code == 0
     assert "Sources:\n[1] " in result.stdout
     assert "claims verified" in result.stdout or "No checkable claims" in result.stdout

@@ -184,7 +184,8 @@ DOCS = {
 
 
 @pytest.fixture(scope="module")
-def core(tmp_path_factory, embedder):
+def core(tmp_path_factory, fake_embedder):
+    """The real Core with the deterministic fake embedder (these scenarios test Discord, not the model)."""
     from bot.app import build
 
     root = tmp_path_factory.mktemp("discord")
@@ -195,7 +196,7 @@ def core(tmp_path_factory, embedder):
     settings = load_settings(env={}, data_dir=str(root / "data"), sources=f"t={docs}", wikipedia="off",
                              rate_limit_per_minute=0, reindex_interval_minutes=0,
                              discord_admin_roles=str(ADMIN_ROLE_ID))
-    app = build(settings, run_scheduler=False)
+    app = build(settings, run_scheduler=False, embedder=fake_embedder)
     app.index_one("t")
     yield app
     app.close()

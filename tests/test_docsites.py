@@ -23,7 +23,8 @@ from pipeline.generate import (
     number_sources,
     prose_units,
 )
-from pipeline.ingest import Site, load_source, split_front_matter, to_markdown
+from pipeline.ingest import load_source
+from pipeline.markup import Site, split_front_matter, to_markdown
 from pipeline.types import Answer, Document, Hit, Question, Source
 
 JEKYLL = """---

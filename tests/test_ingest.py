@@ -8,7 +8,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from pipeline.ingest import load_source, rst_to_markdown, to_markdown
+from pipeline.ingest import load_source
+from pipeline.markup import rst_to_markdown, to_markdown
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ and `__import__("…")` with a literal name. The rules:
 - `adapters` imports neither `config` nor `bot`, and reads no environment variable;
 - no runtime package (`pipeline`, `adapters`, `bot`, `config`) imports `lab`, except the one lazy
   registration of the lab's commands in `bot/__main__.py` (`LAB_REGISTRATION`).
+No runtime module is over `MAX_LINES` lines.
 Known violations in code that is being reworked elsewhere are named in `ALLOWED`, each with why.
 """
 
@@ -29,6 +30,7 @@ FORBIDDEN = {
     "config": {"lab"},
 }
 ENVIRONMENT_FREE = ("pipeline", "adapters")  # config/settings.py is the one reader of the environment
+MAX_LINES = 500  # the longest a runtime module may be (issue 17, item 2)
 
 # (file, enclosing function, imported module): the only import of the lab from runtime code.
 LAB_REGISTRATION = ("bot/__main__.py", "RavbotGroup.get_command", "lab.cli")
@@ -113,6 +115,13 @@ def violations() -> list[str]:
 
 def test_imports_follow_the_layout():
     assert violations() == []
+
+
+def test_no_runtime_module_is_over_the_line_limit():
+    """A module that grows past `MAX_LINES` is split into modules with one job each."""
+    lengths = {p.relative_to(ROOT).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+               for pkg in RUNTIME for p in sorted((ROOT / pkg).rglob("*.py"))}
+    assert {f: n for f, n in lengths.items() if n > MAX_LINES} == {}
 
 
 def test_the_rules_catch_lazy_relative_and_dynamic_imports(tmp_path):

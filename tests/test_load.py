@@ -2,7 +2,7 @@
 signed requests) and the real Discord client, while the pipeline is busy (the remote LLM holds
 every completion until released). Asserts behaviour, not speed (speed: benchmarks/load.py):
 every slash command is acknowledged before any answer is posted, and every question gets
-exactly one answer, none lost or doubled.
+exactly one answer, none lost or doubled. The Core is real, with the deterministic fake embedder.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def gate():
 
 
 @pytest.fixture(scope="module")
-def core(tmp_path_factory, embedder, gate):
+def core(tmp_path_factory, fake_embedder, gate):
     folder = tmp_path_factory.mktemp("docs")
     for name, text in DOCS.items():
         (folder / name).write_text(text)
@@ -56,7 +56,7 @@ def core(tmp_path_factory, embedder, gate):
                                  wikipedia="off", rate_limit_per_minute=0, llm_base_url=llm.url, llm_retries=0,
                                  llm_timeout=60.0, correction_rounds=0, verify=False, workers=2,
                                  slack_bot_token="xoxb-load", slack_signing_secret=SECRET, discord_token="load-token")
-        app = build(settings, run_scheduler=False)
+        app = build(settings, run_scheduler=False, embedder=fake_embedder)
         app.index_one("kb")
         yield app
         gate.set()

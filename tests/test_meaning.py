@@ -41,6 +41,23 @@ def test_evidence_sentences_rejoin_wrapped_lines_but_keep_blocks_apart():
     ]
 
 
+def test_a_short_title_line_is_not_joined_to_the_paragraph_below_it():
+    assert align.split_sentences("Meals and Incidental Expenses (M&IE)\nIn addition to tickets, you get\na per diem.") == [
+        "Meals and Incidental Expenses (M&IE)", "In addition to tickets, you get a per diem."]
+
+
+@pytest.mark.parametrize(("claim", "sentence", "differs"), [
+    ("Don't click any links in the email, and don't delete it yet.", "Do not click any links in the email.", False),
+    ("Most meetings should be held in Google Meet.",
+     "Zoom is for those whose need cannot be met with Google Meet; most meetings should be held in Google Meet.", False),
+    ("Expenses are covered by a per diem, without providing receipts.", "Meals and Incidental Expenses (M&IE)", False),
+    ("Personal laptops can be connected to the GSA network.", "Personal laptops cannot be connected to the GSA network.", True),
+    ("StaticFiles doesn't follow links unless you set it.", "StaticFiles follows links when you set it.", False),
+])
+def test_negation_is_compared_where_it_is_asserted(claim, sentence, differs):
+    assert align._negation_differs(claim, align._focus(claim, sentence)) is differs
+
+
 @pytest.mark.parametrize(("text", "kept"), [
     ("A RuntimeError is raised if it isn't supported.", "A RuntimeError is raised ."),
     ("Award leave is not paid out when you leave TTS.", "Award leave is not paid out ."),

@@ -1,5 +1,6 @@
 """Reindexer: claims (never twice at once), run records, notify, the one-scheduler lock, and scheduled
-runs on a small real corpus with the real embedder, EmbeddedStore and pipeline.index.index_source."""
+runs on a small real corpus with the real EmbeddedStore and pipeline.index.index_source, embedded by
+the deterministic fake embedder (these tests are about runs, not about the model)."""
 
 from __future__ import annotations
 
@@ -229,7 +230,7 @@ async def test_a_scheduled_run_while_an_admin_run_is_going_is_skipped(feedback, 
     assert index.max_active == 1
 
 
-# --- a small real corpus: real embedder, EmbeddedStore and index_source
+# --- a small real corpus: the fake embedder, the real EmbeddedStore and index_source
 
 DOCS = {
     "alpha.md": "# Alpha\n\nThe Alpha project ships every Tuesday from the Berlin office.\n",
@@ -275,9 +276,9 @@ def doc_names(store) -> set[str]:
     return {Path(d).name for d in store.doc_hashes("docs")}
 
 
-async def test_scheduled_reindex_picks_up_edits_and_deletions_and_skips_unchanged(store, embedder, corpus, feedback):
+async def test_scheduled_reindex_picks_up_edits_and_deletions_and_skips_unchanged(store, fake_embedder, corpus, feedback):
     hooks: dict = {}
-    reindexer = Reindexer(make_index_one(store, embedder, corpus, hooks), feedback,
+    reindexer = Reindexer(make_index_one(store, fake_embedder, corpus, hooks), feedback,
                           {"docs": {"locations": [str(corpus)], "interval_minutes": 0.01, "cron": ""}})
     reindexer.start()  # never indexed: runs at once, then every 0.6 s
     try:
@@ -286,7 +287,7 @@ async def test_scheduled_reindex_picks_up_edits_and_deletions_and_skips_unchange
         first = next(r for r in feedback.runs() if r["status"] == "ok")
         assert (first["added"], first["changed"], first["removed"]) == (3, 0, 0)
 
-        encoded_before = embedder.texts_encoded
+        encoded_before = fake_embedder.texts_encoded
         edited = corpus / ".alpha.md.tmp"  # replaced atomically: a run never reads a half-written file
         edited.write_text("# Alpha\n\nThe Alpha project ships every Thursday from the Lisbon office.\n")
         edited.replace(corpus / "alpha.md")
@@ -304,14 +305,14 @@ async def test_scheduled_reindex_picks_up_edits_and_deletions_and_skips_unchange
     texts = " ".join(served_texts(store))
     assert "Lisbon" in texts and "Berlin" not in texts and "Gamma" not in texts
     alpha_chunks = store.db.execute("select count(*) from chunks where doc_id like '%alpha.md'").fetchone()[0]
-    assert embedder.texts_encoded - encoded_before == alpha_chunks  # only the edited document was embedded
+    assert fake_embedder.texts_encoded - encoded_before == alpha_chunks  # only the edited document was embedded
     hits = store.bm25_search("when are Gamma servers patched", 5)
     assert hits == []
 
 
-def test_questions_during_a_reindex_are_answered_from_the_old_index(store, embedder, corpus, feedback):
+def test_questions_during_a_reindex_are_answered_from_the_old_index(store, fake_embedder, corpus, feedback):
     hooks: dict = {}
-    reindexer = Reindexer(make_index_one(store, embedder, corpus, hooks), feedback, {"docs": {"locations": [str(corpus)]}})
+    reindexer = Reindexer(make_index_one(store, fake_embedder, corpus, hooks), feedback, {"docs": {"locations": [str(corpus)]}})
     reindexer.run_now("docs")
     (corpus / "alpha.md").write_text("# Alpha\n\nThe Alpha project ships every Thursday from the Lisbon office.\n")
     (corpus / "gamma.md").unlink()
@@ -328,7 +329,7 @@ def test_questions_during_a_reindex_are_answered_from_the_old_index(store, embed
     reindexer.trigger("docs")
     assert held.wait(WAIT)
     try:
-        query = embedder.encode(["Where does the Alpha project ship from?"])[0]
+        query = fake_embedder.encode(["Where does the Alpha project ship from?"])[0]
         best = store.chunks([store.dense_search(query, 1)[0][0]])[0]
         assert "Berlin" in best.text  # the complete old index answers
         assert store.bm25_search("Lisbon", 5) == [] and store.bm25_search("laptops", 5) == []
@@ -341,9 +342,9 @@ def test_questions_during_a_reindex_are_answered_from_the_old_index(store, embed
     assert store.bm25_search("Lisbon", 5) and store.bm25_search("laptops", 5)
 
 
-def test_a_reindex_that_raises_midway_leaves_the_old_index_serving(store, embedder, corpus, feedback):
+def test_a_reindex_that_raises_midway_leaves_the_old_index_serving(store, fake_embedder, corpus, feedback):
     hooks: dict = {}
-    reindexer = Reindexer(make_index_one(store, embedder, corpus, hooks), feedback, {"docs": {"locations": [str(corpus)]}})
+    reindexer = Reindexer(make_index_one(store, fake_embedder, corpus, hooks), feedback, {"docs": {"locations": [str(corpus)]}})
     reindexer.run_now("docs")
     old_hashes = store.doc_hashes("docs")
     (corpus / "alpha.md").write_text("# Alpha\n\nThe Alpha project ships every Thursday from the Lisbon office.\n")
@@ -370,14 +371,14 @@ def test_a_reindex_that_raises_midway_leaves_the_old_index_serving(store, embedd
     assert store.bm25_search("Lisbon", 5) and store.bm25_search("Gamma", 5) == []
 
 
-def test_a_running_build_records_its_progress_for_status_in_any_process(store, embedder, corpus, feedback, tmp_path,
+def test_a_running_build_records_its_progress_for_status_in_any_process(store, fake_embedder, corpus, feedback, tmp_path,
                                                                         monkeypatch):
     import bot.scheduler
     from bot.admin import format_status
 
     monkeypatch.setattr(bot.scheduler, "PROGRESS_EVERY_S", 0.0)  # record every document, not once a second
     hooks: dict = {}
-    reindexer = Reindexer(make_index_one(store, embedder, corpus, hooks), feedback,
+    reindexer = Reindexer(make_index_one(store, fake_embedder, corpus, hooks), feedback,
                           {"docs": {"locations": [str(corpus)]}}, lock_dir=tmp_path / "locks", schedule=False)
     other = Reindexer(lambda source: {}, feedback, {"docs": {"locations": [str(corpus)]}},
                       lock_dir=tmp_path / "locks", schedule=False)  # e.g. the `web` process next to the worker

@@ -1,4 +1,7 @@
-"""`ravbot serve`: starts and stops cleanly with no platform and with every platform on local fakes."""
+"""`ravbot serve`: starts and stops cleanly with no platform and with every platform on local fakes.
+
+The Core served is real (`bot.app.build`) with the deterministic fake embedder passed in: these
+tests are about serving, not about the model."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import aiohttp
 import discord
 import pytest
 
+from bot.app import build
 from bot.serve import HOW_TO_CONFIGURE, platforms, serve
 from config.settings import load_settings
 from tests.fakes.discord_api import FakeDiscord
@@ -47,21 +51,26 @@ def test_platform_selection_by_tokens_and_role(base_settings):
         platforms(s, "moon")
 
 
-async def test_serve_with_no_platform_says_how_to_configure_and_stops(base_settings, embedder, caplog):
+async def test_serve_with_no_platform_says_how_to_configure_and_stops(base_settings, fake_embedder, caplog):
     stop = asyncio.Event()
     caplog.set_level(logging.INFO)
-    task = asyncio.create_task(serve(base_settings, stop=stop))
-    for _ in range(200):
-        if HOW_TO_CONFIGURE in caplog.text:
-            break
-        await asyncio.sleep(0.02)
-    assert HOW_TO_CONFIGURE in caplog.text
-    stop.set()
-    assert await asyncio.wait_for(task, 30) == 0
-    assert "shutting down" in caplog.text
+    app = build(base_settings, embedder=fake_embedder)
+    try:
+        task = asyncio.create_task(serve(base_settings, stop=stop, app=app))
+        for _ in range(200):
+            if HOW_TO_CONFIGURE in caplog.text:
+                break
+            await asyncio.sleep(0.02)
+        assert HOW_TO_CONFIGURE in caplog.text
+        stop.set()
+        assert await asyncio.wait_for(task, 30) == 0
+        assert "shutting down" in caplog.text
+        assert "documents" in app.parts.store.counts()  # the Core it was given is left open (a closed one raises)
+    finally:
+        app.close()
 
 
-async def test_serve_runs_slack_http_and_discord_then_stops_cleanly(base_settings, embedder, monkeypatch):
+async def test_serve_runs_slack_http_and_discord_then_stops_cleanly(base_settings, fake_embedder, monkeypatch):
     monkeypatch.setattr(discord.http.Route, "BASE", discord.http.Route.BASE)  # serve sets it process-wide
     discord_fake = await FakeDiscord().start()
     port = free_port()
@@ -70,7 +79,8 @@ async def test_serve_runs_slack_http_and_discord_then_stops_cleanly(base_setting
                                          slack_api_url=slack_fake.api_url, port=port,
                                          discord_token="test-token", discord_api_url=discord_fake.api_url)
         stop = asyncio.Event()
-        task = asyncio.create_task(serve(settings, stop=stop))
+        app = build(settings, embedder=fake_embedder)
+        task = asyncio.create_task(serve(settings, stop=stop, app=app))
         try:
             await asyncio.wait_for(discord_fake.wait_identified(), 30)
             url = f"http://127.0.0.1:{port}/slack/events"
@@ -87,6 +97,7 @@ async def test_serve_runs_slack_http_and_discord_then_stops_cleanly(base_setting
             stop.set()
             code = await asyncio.wait_for(task, 30)
             await discord_fake.stop()
+            app.close()
     assert code == 0
     async with aiohttp.ClientSession() as http:
         with pytest.raises(aiohttp.ClientConnectionError):
@@ -96,12 +107,11 @@ async def test_serve_runs_slack_http_and_discord_then_stops_cleanly(base_setting
 # --- questions during the first build ----------------------------------------------------------
 
 
-def test_questions_during_a_first_build_are_answered_from_what_is_read_or_told_to_wait(tmp_path, embedder,
+def test_questions_during_a_first_build_are_answered_from_what_is_read_or_told_to_wait(tmp_path, fake_embedder,
                                                                                        monkeypatch):
     import threading
 
     import bot.scheduler
-    from bot.app import build
     from pipeline.index import index_source
     from pipeline.types import IDK, Question
 
@@ -113,7 +123,7 @@ def test_questions_during_a_first_build_are_answered_from_what_is_read_or_told_t
     (docs / "c.md").write_text("# Holidays\n\nEvery employee gets 28 days of paid holiday per year.\n")
     settings = load_settings(env={}, data_dir=str(tmp_path / "data"), sources=f"d={docs}", wikipedia="off",
                              reindex_interval_minutes=0, rate_limit_per_minute=0)
-    app = build(settings, run_scheduler=False)
+    app = build(settings, run_scheduler=False, embedder=fake_embedder)
     held, release = threading.Event(), threading.Event()
 
     def index_one(source: str, progress=None) -> dict:  # App.index_one, publishing after every document
@@ -149,7 +159,7 @@ def test_questions_during_a_first_build_are_answered_from_what_is_read_or_told_t
         app.close()
 
 
-async def test_a_question_a_second_after_a_fresh_start_never_gets_i_dont_know(tmp_path, embedder):
+async def test_a_question_a_second_after_a_fresh_start_never_gets_i_dont_know(tmp_path, fake_embedder):
     """The deployment of issue 18: `ravbot serve` in HTTP mode, fresh data dir, the bundled docs,
     `/ask How do I trigger a reindex?` as soon as the listener is up, over real sockets."""
     import sqlite3
@@ -166,7 +176,8 @@ async def test_a_question_a_second_after_a_fresh_start_never_gets_i_dont_know(tm
                                  slack_bot_token="xoxb-test", slack_signing_secret="secret",
                                  slack_api_url=slack_fake.api_url, port=port)
         stop = asyncio.Event()
-        task = asyncio.create_task(serve(settings, stop=stop))
+        app = build(settings, embedder=fake_embedder)  # with its scheduler, as `serve` builds it
+        task = asyncio.create_task(serve(settings, stop=stop, app=app))
         url = f"http://127.0.0.1:{port}/slack/events"
 
         async def ask(http: aiohttp.ClientSession, user: str) -> None:
@@ -211,4 +222,7 @@ async def test_a_question_a_second_after_a_fresh_start_never_gets_i_dont_know(tm
                 assert IDK not in second and "still reading" not in second and "reindex" in second.lower()
         finally:
             stop.set()
-            assert await asyncio.wait_for(task, 60) == 0
+            try:
+                assert await asyncio.wait_for(task, 60) == 0
+            finally:
+                app.close()

@@ -268,22 +268,24 @@ def llm_server():
 
 
 @pytest.fixture(scope="module")
-def core(tmp_path_factory, kb_folder, llm_server, embedder):
-    """The real Core (`bot.app.build`), indexed once for the module; its LLM is `llm_server`."""
+def core(tmp_path_factory, kb_folder, llm_server, fake_embedder):
+    """The real Core (`bot.app.build`), indexed once for the module; its LLM is `llm_server`, its
+    embedder the deterministic fake (these scenarios test Slack, not the model)."""
     app = build(core_settings(tmp_path_factory.mktemp("core"), kb_folder, llm_base_url=llm_server.url),
-                run_scheduler=False)
+                run_scheduler=False, embedder=fake_embedder)
     app.index_one("kb")
     yield app
     app.close()
 
 
 @pytest.fixture
-def make_core(tmp_path, kb_folder, embedder):
-    """A private real Core (indexed) for scenarios that change settings or break it."""
+def make_core(tmp_path, kb_folder, fake_embedder):
+    """A private real Core (indexed, the fake embedder) for scenarios that change settings or break it."""
     apps = []
 
     def make(**overrides: Any):
-        app = build(core_settings(tmp_path / f"core{len(apps)}", kb_folder, **overrides), run_scheduler=False)
+        app = build(core_settings(tmp_path / f"core{len(apps)}", kb_folder, **overrides), run_scheduler=False,
+                    embedder=fake_embedder)
         apps.append(app)
         app.index_one("kb")
         return app
@@ -795,7 +797,8 @@ def test_manifest_declares_the_commands_events_and_scopes_the_app_uses():
 # --- logs --------------------------------------------------------------------------------------
 
 
-async def test_a_normal_start_warns_nothing_and_each_question_logs_one_line(core, api, llm, monkeypatch, caplog):
+async def test_a_normal_start_warns_nothing_and_each_question_logs_one_line(core, api, llm, monkeypatch, caplog,
+                                                                             tmp_path):
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")  # how deployments give the token; Bolt reads it itself
     caplog.set_level(logging.INFO)
     question = "where are backups kept?"
@@ -812,8 +815,14 @@ async def test_a_normal_start_warns_nothing_and_each_question_logs_one_line(core
         assert "platform=slack" in line and "latency_ms=" in line and "labels=SUPPORTED:" in line
         assert re.search(r"sources=[0-9a-f]{8,}(,|$)", line)  # chunk ids
         assert question not in line and "backups" not in line.lower()
-        monkeypatch.setattr(core, "settings", core.settings.replace(log_questions=True))
-        await event(url, mention(f"<@UBOT> {question}", ts="1700000200.000100"))
-        await api.wait_for("chat.postMessage", 2)
-        await _until(lambda: len(question_lines()) == 2)
-        assert f"question={question!r}" in question_lines()[1]
+    # with `log_questions` on: a Core over the same index (its store and embedder passed in)
+    logging_core = build(core.settings.replace(log_questions=True, data_dir=str(tmp_path / "data")),
+                         run_scheduler=False, embedder=core.parts.embedder, store=core.parts.store)
+    try:
+        async with serving(logging_core, slack_settings_for(logging_core, api)) as url:
+            await event(url, mention(f"<@UBOT> {question}", ts="1700000200.000100"))
+            await api.wait_for("chat.postMessage", 2)
+            await _until(lambda: len(question_lines()) == 2)
+            assert f"question={question!r}" in question_lines()[1]
+    finally:
+        logging_core.close()

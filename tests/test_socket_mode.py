@@ -4,6 +4,7 @@ websocket speaking Slack's envelope protocol (tests/fakes/slack_socket.py), all 
 
 Scenarios as in HTTP mode: `/ask`, a mention, reactions as votes, an admin reindex; then a
 refresh-requested disconnect and a dropped link, after which no question is lost or answered twice.
+The Core is real (`bot.app.build`) with the deterministic fake embedder passed in.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from bot.app import build
 from bot.serve import serve
 from config.settings import load_settings
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID
@@ -84,7 +86,7 @@ def corpus(tmp_path) -> Path:
     return folder
 
 
-async def test_socket_mode_serves_questions_votes_admin_and_survives_reconnects(tmp_path, corpus, embedder,
+async def test_socket_mode_serves_questions_votes_admin_and_survives_reconnects(tmp_path, corpus, fake_embedder,
                                                                                 caplog, monkeypatch):
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")  # as deployed: must not make Bolt warn
     caplog.set_level(logging.INFO)
@@ -94,7 +96,8 @@ async def test_socket_mode_serves_questions_votes_admin_and_survives_reconnects(
                                  rate_limit_per_minute=0, slack_admins="UADMIN", slack_bot_token="xoxb-test",
                                  slack_app_token="xapp-test", slack_api_url=slack.api_url)
         stop = asyncio.Event()
-        task = asyncio.create_task(serve(settings, role="worker", stop=stop))
+        app = build(settings, embedder=fake_embedder)  # with its scheduler, as `serve` builds a worker
+        task = asyncio.create_task(serve(settings, role="worker", stop=stop, app=app))
         try:
             await slack.wait_connections(1)
             assert slack.app_tokens == ["xapp-test"]  # apps.connections.open with the app-level token
@@ -156,7 +159,10 @@ async def test_socket_mode_serves_questions_votes_admin_and_survives_reconnects(
             assert "ignoring a retried delivery" in caplog.text
         finally:
             stop.set()
-            assert await asyncio.wait_for(task, 60) == 0
+            try:
+                assert await asyncio.wait_for(task, 60) == 0
+            finally:
+                app.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING
                 and not r.name.startswith("adapters.slack.bolt")]
     assert not [w for w in warnings if "token" in w], warnings

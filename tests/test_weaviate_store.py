@@ -14,10 +14,8 @@ from weaviate.collections.classes.config import _CollectionConfigCreate
 
 from config.settings import load_settings
 from pipeline.store import StoreUnavailable
-from pipeline.weaviate_store import (
+from pipeline.weaviate_schema import (
     BatchFailed,
-    WeaviateStore,
-    bm25_query,
     build_filters,
     check_failed,
     chunk_from_properties,
@@ -28,10 +26,10 @@ from pipeline.weaviate_store import (
     document_properties,
     generation_of,
     parse_url,
-    search_text,
-    stem,
     version_tuple,
 )
+from pipeline.weaviate_store import WeaviateStore
+from pipeline.weaviate_text import bm25_query, search_text, stem
 from tests.store_contract import PAY, SEARCH, StoreContract, unit
 
 WEAVIATE_URL = os.environ.get("WEAVIATE_URL", "")

@@ -77,7 +77,7 @@ def _lines(text: str) -> list[str]:
     """The text's lines, with the hard-wrapped lines of a paragraph joined back into one: a line
     continues the one before unless it is blank or starts a block (a list item, heading, table
     row, quote, fence or admonition), or the line before ends its own block (a heading, a table
-    row, a line of code)."""
+    row, a line of code, or a short unpunctuated line followed by a capital: a title)."""
     out: list[str] = []
     joinable = in_code = False
     for line in text.splitlines():
@@ -86,7 +86,9 @@ def _lines(text: str) -> list[str]:
         if not line.strip():
             joinable = False
             continue
-        if joinable and not _BLOCK_START.match(line) and out:
+        heading_like = bool(out) and len(out[-1]) < 50 and not out[-1].endswith(tuple(".,;:!?-–—")) \
+            and line.lstrip()[:1].isupper()
+        if joinable and not heading_like and not _BLOCK_START.match(line) and out:
             out[-1] = f"{out[-1]} {line.strip()}"
         else:
             out.append(line.strip())
@@ -176,9 +178,11 @@ def _direction(text: str) -> int:
 
 
 def _negated(text: str) -> bool:
+    """Whether the text says something in the negative: it has a negation word, or an "unless", but
+    not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
+    told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once."""
     words = _words(meaning.ANSWER_WORD.sub("", text))  # "No, X isn't Y" negates once
-    # "unless" is "if not": "doesn't follow links unless told to" negates twice, as "follows links when told to"
-    return sum(w in _NEGATIONS or w.endswith("n't") or w == "unless" for w in words) % 2 == 1
+    return any(w in _NEGATIONS or w.endswith("n't") for w in words) != ("unless" in words)
 
 
 def _focus(claim: str, sentence: str) -> list[str]:
@@ -194,8 +198,10 @@ def _focus(claim: str, sentence: str) -> list[str]:
 def _negation_differs(claim: str, sentences: list[str]) -> bool:
     """Whether the claim is negated and the sentences not, or the other way round, both as written
     and once conditional clauses are set aside ("… is raised if it isn't supported" asserts no negation)."""
-    return all(_negated(claim) != _negated(s) and _negated(meaning.asserted(claim)) != _negated(meaning.asserted(s))
-               for s in sentences)
+    stated = [s for s in sentences if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
+    return bool(stated) and all(
+        _negated(claim) != _negated(s) and _negated(meaning.asserted(claim)) != _negated(meaning.asserted(s))
+        for s in stated)
 
 
 def _salient(claim: str) -> list[str]:

@@ -86,13 +86,20 @@ def _negated(token) -> bool:
 _CONDITIONS = frozenset({"if", "when", "whenever", "whether"})
 
 
+def states(text: str) -> bool:
+    """Whether `text` states something: it has a verb (a heading or a label does not)."""
+    return any(t.pos_ in ("VERB", "AUX") for t in parse(text))
+
+
 def asserted(text: str) -> str:
-    """`text` without its conditional clauses ("…, and an error is raised if it isn't supported"):
-    a negation inside a condition asserts nothing. "unless" clauses stay: they negate."""
+    """`text` without its conditional and relative clauses ("…, and an error is raised if it isn't
+    supported"; "Zoom is for those whose need cannot be met with Google Meet"): a negation there
+    asserts nothing about the statement. "unless" clauses stay: they negate."""
     doc = parse(text)
     drop: set[int] = set()
     for t in doc:
-        if t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in _CONDITIONS for c in t.children):
+        conditional = t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in _CONDITIONS for c in t.children)
+        if conditional or t.dep_ == "relcl":
             drop.update(w.i for w in t.subtree)
     if not drop:
         return text

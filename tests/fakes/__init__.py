@@ -1,1 +1,2 @@
-"""Local stand-ins for remote services (Slack, Discord, OpenAI-compatible, MediaWiki). Never our code."""
+"""Local stand-ins for remote services (Slack, Discord, OpenAI-compatible, MediaWiki) and for the
+embedding model (`embedder`). Never our code."""
