@@ -123,7 +123,8 @@ def test_http_500_raises(tmp_path, wiki):
 def test_slow_server_hits_the_time_limit(tmp_path, wiki):
     wiki.slow(5.0)
     src = source(tmp_path, wiki, timeout=0.3)
-    with pytest.raises(WikipediaUnavailable, match=r"no reply within 0\.3s"):
+    # the hard time limit and the client's read timeout are both 0.3 s: under load either may fire first
+    with pytest.raises(WikipediaUnavailable, match=r"no reply within 0\.3s|read timeout=0\.3"):
         src.search_passages("Greenland ice sheet is melting.")
     assert wiki.count() == 1  # the search never answered, so no page was asked for
 
