@@ -174,7 +174,9 @@ ANSWER_TYPES: dict[str, tuple[re.Pattern, re.Pattern]] = {
                 re.compile(r"\bdefaults?\b.*?(?:`[^`]+`|\b\d+\b|\"[^\"]+\"|'[^']+'|\b(?:True|False|None)\b)|(?:`[^`]+`|\b\d+\b|\b(?:True|False|None)\b).*?\bdefaults?\b", re.I)),
 }
 # "which tool / who / what package does …": asks for a name, when it asks for no value of a type above
-_ASKS_NAME = re.compile(r"^\s*(?:which|who|whom)\b|\bwhich \w+|\bwho (?!is\b|are\b)\w+"
+# ("in which situations", "which value" ask for a condition or a setting, not a name)
+_ASKS_NAME = re.compile(r"^\s*(?:which|who|whom)\b|(?<!\bin )(?<!\bunder )\bwhich (?!values?\b|situations?\b|cases?\b"
+                        r"|ways?\b|order\b|conditions?\b|circumstances\b)\w+|\bwho (?!is\b|are\b)\w+"
                         r"|\bwhat (?!is\b|are\b|was\b|were\b|does\b|do\b|did\b|happens\b|if\b|should\b|can\b|will\b)\w+"
                         r"(?: \w+)? (?:does|do|did|should|is|are|can|will|must)\b", re.I)
 # a name: a code span, a word with an inner capital (KeePassXC, GitHub), an acronym, or a
@@ -267,6 +269,15 @@ def _cut(c: _Candidate, hits: Sequence[Hit]) -> bool:
     return hits[c.hit].chunk.position > 0 and _item_span(c.chunk_units, c.order).start == 0
 
 
+# A sentence that opens with one of these leans on the sentence before it.
+_LEANS_BACK = re.compile(r"^(?:this|that|these|those|it|they|such)\b(?! (?:page|section|guide|document)\b)", re.I)
+
+
+def _leans_back(c: _Candidate) -> bool:
+    """Whether `c` refers back to the sentence before it in its paragraph ("This means that …")."""
+    return not c.unit.first and bool(_LEANS_BACK.match(plain_text(c.text)))
+
+
 # A pointer elsewhere ("For more information, see …", "This page outlines …") rather than an answer.
 _POINTER = re.compile(r"^(?:see (?:also|the|our)\b|refer to\b|this (?:page|section|guide|document|article) "
                       r"(?:outlines|describes|covers|explains|contains|provides|lists)\b)"
@@ -309,13 +320,28 @@ def _group(c: _Candidate) -> list[int]:
     return group
 
 
+def _section_value(hit: Hit, types: Sequence[str]) -> str:
+    """The deepest heading of the hit's section that carries a figure, date, version or default of
+    `types` ("0.40.0 (October 15, 2024)" over a release's notes), or ""."""
+    for heading in reversed(hit.chunk.headings):
+        label = " ".join(heading.split()).rstrip(" :")
+        if label and has_value(label, [t for t in types if t in ANSWER_TYPES]):
+            return label
+    return ""
+
+
+def _carries(c: _Candidate, types: Sequence[str], question: str) -> bool:
+    """Whether the sentence, or the part of its list item that comes with it, carries a value of `types`."""
+    span = _item_span(c.chunk_units, c.order) if c.unit.item else range(c.order, c.order + 1)
+    return any(has_value(c.chunk_units[k].text, types, question) for k in range(span.start, min(span.stop, c.order + 3)))
+
+
 def _relevance(question: str, candidates: Sequence[_Candidate], embedder: Embedder, qv: np.ndarray,
-               types: Sequence[str], best_chunks: int) -> np.ndarray:
+               typed: np.ndarray) -> np.ndarray:
     """Each candidate's score: its cosine with the question, plus half the share of the question's
     key terms it contains (a term found in fewer candidates weighs more), a small prior for its
-    chunk's rank, and 0.15 when the question asks for a value and the sentence, or the rest of its
-    list item, carries one (in the `best_chunks` only); less 0.1 for a pointer elsewhere ("For more
-    information, see …")."""
+    chunk's rank, plus `typed` (the bonus for carrying the value asked for), less 0.1 for a pointer
+    elsewhere ("For more information, see …")."""
     q_terms = sorted(_terms(question))
     c_terms = [_terms(c.text) for c in candidates]
     n = len(candidates)
@@ -323,28 +349,26 @@ def _relevance(question: str, candidates: Sequence[_Candidate], embedder: Embedd
     total = sum(weight.values()) or 1.0
     overlap = np.array([sum(weight[t] for t in q_terms if t in ts) / total for ts in c_terms])
     prior = np.array([0.05 / (1 + c.hit) for c in candidates])
-
-    def valued(c: _Candidate) -> bool:
-        span = _item_span(c.chunk_units, c.order) if c.unit.item else range(c.order, c.order + 1)
-        return any(has_value(c.chunk_units[k].text, types, question) for k in span)
-
-    typed = np.array([0.15 if types and c.hit < best_chunks and valued(c) else 0.0 for c in candidates])
     pointer = np.array([0.1 if _POINTER.search(plain_text(c.text)) else 0.0 for c in candidates])
     return embedder.encode([c.text for c in candidates]) @ qv + 0.5 * overlap + prior + typed - pointer
 
 
 def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[str, int],
                         embedder: Embedder, sentences: int = 3, question_vector: np.ndarray | None = None,
-                        spread: float = 0.2, best_chunks: int = 3, budget: int | None = None) -> str:
+                        spread: float = 0.2, best_chunks: int = 3) -> str:
     """No LLM: the evidence sentences that best answer the question, each followed by its citation.
 
     Sentences are scored by `_relevance`. Up to `sentences` whole sentences within `spread` of the
-    best are kept, never two saying the same, never a lead-in whose list is missing; when the
-    question asks for a value (how many, how long, when, which version, what default, which
-    tool) and none of them carries one, the best sentence of the `best_chunks` that does takes the
-    last place, if it scores above the median. A kept list item brings its lead-in and the whole
-    item, a kept lead-in its items, and a sentence whose next one finishes its thought ("In this
-    case, …") that one. They are ordered by relevance, chunk by chunk, and by reading order within a chunk."""
+    best are kept: never two saying the same, never a lead-in whose list is missing, never a
+    sentence that leans on one left out ("This is because …"). When the question asks for a value
+    (how many, how long, when, which version, what default, which tool) and none of them carries
+    one, the best sentence of the `best_chunks` that does comes second, if it shares the best
+    sentence's chunk or scores above the median; once a figure, date or default is given, two
+    sentences are enough. A kept list item brings its lead-in and the whole item, a kept lead-in
+    its items, a sentence the next one when that one finishes its thought ("In this case, …");
+    when the value is in the section's heading rather than its sentences (a release's version),
+    the heading leads them. They are ordered by relevance, chunk by chunk, and by reading order
+    within a chunk."""
     all_candidates = _candidates(hits, chunk_number)
     copies: dict[frozenset[str], _Candidate] = {}
     for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
@@ -357,30 +381,38 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
         return IDK
     qv = embedder.encode([question])[0] if question_vector is None else question_vector
     types = answer_types(question)
-    scores = _relevance(question, candidates, embedder, qv, types, best_chunks)
+    labels = {rank: _section_value(hit, types) for rank, hit in enumerate(hits)}
+    carries = [bool(types) and c.hit < best_chunks and (_carries(c, types, question) or bool(labels[c.hit]))
+               for c in candidates]
+    scores = _relevance(question, candidates, embedder, qv, np.array([0.15 if v else 0.0 for v in carries]))
     chosen: list[int] = []
     for i in (int(i) for i in np.argsort(-scores)):
         if len(chosen) >= sentences or scores[i] < scores.max() - spread:
             break
         if not any(near_duplicate(_tokens(candidates[i].text), _tokens(candidates[j].text)) for j in chosen):
             chosen.append(i)
-    if types and not any(has_value(candidates[i].text, types, question) for i in chosen):
-        valued = [i for i in (int(i) for i in np.argsort(-scores))
-                  if candidates[i].hit < best_chunks and scores[i] >= np.median(scores)
-                  and has_value(candidates[i].text, types, question)
+    if types and not any(carries[i] for i in chosen):
+        valued = [i for i in (int(i) for i in np.argsort(-scores)) if carries[i]
+                  and (candidates[i].hit == candidates[chosen[0]].hit or scores[i] >= np.median(scores))
                   and not any(near_duplicate(_tokens(candidates[i].text), _tokens(candidates[j].text)) for j in chosen)]
         if valued:
-            chosen = chosen[:1] + valued[:1] + chosen[1:]
-    # each chosen sentence with what it needs, while the answer stays within `budget` sentences
-    budget = sentences + 1 if budget is None else budget
+            chosen = chosen[:1] + valued[:1]
+    if types != ["name"] and any(carries[i] for i in chosen[:2]):
+        chosen = chosen[:2]  # a figure, date or default is given: the best sentence and one more
     picked: dict[tuple[int, int], float] = {}  # (hit, unit order) -> score of the group it joins
-    for i in chosen:
+    for n, i in enumerate(chosen):
         c, score = candidates[i], float(scores[i])
-        group = [k for k in _group(c) if (c.hit, k) not in picked]
-        if picked and len(picked) + len(group) > budget:
-            continue
-        for k in group:
-            picked[(c.hit, k)] = score
+        if n and _leans_back(c) and (c.hit, c.order - 1) not in picked:
+            continue  # "This is because …" without the sentence it points back to
+        for k in _group(c):
+            picked.setdefault((c.hit, k), score)
+    for c in {(c.hit, c.unit.lead): c for c in all_candidates if c.unit.item and c.unit.lead >= 0}.values():
+        units = c.chunk_units  # two items of one list kept: the whole list, not a misleading part of it
+        items = [k for k, u in enumerate(units) if u.item and u.lead == c.unit.lead]
+        kept = [picked[(c.hit, k)] for k in items if units[k].first and (c.hit, k) in picked]
+        if len(kept) >= 2:
+            for k in items[:6]:
+                picked.setdefault((c.hit, k), max(kept))
     group_score: dict[int, float] = {}
     for (hit, _), score in picked.items():
         group_score[hit] = max(group_score.get(hit, -9.0), score)
@@ -390,7 +422,15 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     taken: list[frozenset[str]] = []
     in_item = False
     for hit in sorted(group_score, key=lambda h: -group_score[h]):
-        for order in sorted(o for h, o in picked if h == hit):
+        orders = sorted(o for h, o in picked if h == hit)
+        label = labels[hit]
+        if label and not any(has_value(units_of[hit][o].text, types) for o in orders) \
+                and not any(near_duplicate(_tokens(label), t) for t in taken):
+            # the value is the section's: its heading leads the sentences ("0.40.0 (October 15, 2024):")
+            taken.append(_tokens(label))
+            parts.append(("\n" if parts else "") + f"{label}: [{source_of[hit]}]")
+            in_item = True
+        for order in orders:
             unit = units_of[hit][order]
             key = _tokens(unit.text)
             if any(near_duplicate(key, t) for t in taken):

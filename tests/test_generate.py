@@ -1,0 +1,155 @@
+"""Extractive answers (no LLM) with the real embedding model: the sentence that carries the value
+the question asks for, list items with their head, thoughts kept whole, sentences split only where
+a sentence ends, pointers elsewhere ranked below answers, and answers kept short."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.generate import (
+    answer_types,
+    generate_extractive,
+    has_value,
+    number_sources,
+    prose_units,
+)
+from pipeline.types import Chunk, Hit
+
+
+def _hits(*texts: str, first_position: int = 0) -> tuple[list[Hit], dict[str, int]]:
+    """One document's chunks, in rank order, as retrieved hits."""
+    chunks = [Chunk(id=f"c{i}", doc_id="kb:doc", text=t, context_text=t, title="Doc", path="doc.md",
+                    position=first_position + i) for i, t in enumerate(texts)]
+    hits = [Hit(chunk=c, score=1.0 - i / 10) for i, c in enumerate(chunks)]
+    return hits, number_sources(hits)[1]
+
+
+def _sentences(answer: str) -> list[str]:
+    return [s.strip() for s in re.split(r"\s*\[\d+\]", answer) if s.strip()]
+
+
+def test_a_how_many_question_gets_the_sentence_with_the_number(embedder):
+    hits, numbers = _hits(
+        "Repositories are archived automatically when they are inactive for a long time. "
+        "Archived repositories stay readable by everyone. "
+        "Maintainers of inactive repositories are told before the archiving happens. "
+        "The current limit is 90 days.")
+    answer = generate_extractive("How many days before an inactive repository is archived automatically?",
+                                 hits, numbers, embedder, sentences=3)
+    assert "The current limit is 90 days." in _sentences(answer)
+    assert len(_sentences(answer)) <= 2  # a value question stops once the value is given
+
+
+def test_a_when_question_takes_a_span_of_time_as_its_answer(embedder):
+    assert has_value("Inactive repositories are archived after 90 days.", ["date"])
+    hits, numbers = _hits(
+        "Inactive repositories are automatically archived by the operations team with a script. "
+        "A repository counts as inactive when nobody commits or comments. "
+        "The current default is 90 days.")
+    answer = generate_extractive("When does a repository get archived automatically?", hits, numbers, embedder)
+    assert "90 days" in answer
+
+
+def test_a_which_tool_question_gets_a_sentence_that_names_one(embedder):
+    assert answer_types("Which password manager should I use?") == ["name"]
+    assert answer_types("Which version added WebSockets?") == ["version"]  # a value type comes first
+    assert answer_types("How do I reset my password?") == []
+    assert has_value("We recommend KeePassXC for this.", ["name"], "Which password manager should I use?")
+    assert not has_value("Use a password manager.", ["name"], "Which password manager should I use?")
+    hits, numbers = _hits(
+        "Use a password manager to store your passwords, and use a strong, unique password for every account. "
+        "Password managers make it easy to follow the password requirements for your accounts. "
+        "Never share a password with anyone.\n\nWe recommend KeePassXC, which runs on every laptop.")
+    answer = generate_extractive("Which password manager should I use for my accounts?", hits, numbers, embedder)
+    assert "KeePassXC" in answer
+
+
+def test_a_later_sentence_of_a_list_item_brings_the_item_head(embedder):
+    hits, numbers = _hits(
+        "The compression level used by the middleware is now adjustable.\n\n"
+        "The following arguments are supported:\n\n"
+        "* `minimum_size` - Do not compress responses smaller than this. Defaults to `500`.\n"
+        "* `compresslevel` - Used during compression. It is an integer from 1 to 9. Defaults to `9`.\n")
+    answer = generate_extractive("What compression level does the middleware use by default?", hits, numbers, embedder)
+    assert "Defaults to `9`. [1]" in answer
+    assert "`compresslevel` - Used during compression. [1]" in answer  # never a bare "Defaults to 9."
+    assert "The following arguments are supported: [1]" in answer  # and the list its lead-in
+
+
+def test_a_sentence_that_finishes_the_thought_comes_along(embedder):
+    hits, numbers = _hits(
+        "By default the test client raises any exception that occurs in the application. "
+        "Sometimes you want to test the content of 500 error responses instead of raising the exception. "
+        "In this case you should use `TestClient(app, raise_server_exceptions=False)`.")
+    answer = generate_extractive("How can I test my 500 error responses?", hits, numbers, embedder, sentences=1)
+    assert "raise_server_exceptions=False" in answer
+
+
+def test_a_lead_in_without_its_list_is_not_an_answer_but_one_before_code_is(embedder):
+    hits, numbers = _hits("Your pay stubs are online in the payroll system.\n\nTo see your recent pay stubs:")
+    answer = generate_extractive("How do I see my recent pay stubs?", hits, numbers, embedder)
+    assert "To see your recent pay stubs:" not in answer and "payroll system" in answer
+    hits, numbers = _hits("You can generate the schema directly with `get_schema(routes)`:\n\n"
+                          "```python\nschema = schemas.get_schema(routes=app.routes)\n```\n")
+    assert prose_units(hits[0].chunk.text)[0].code
+    answer = generate_extractive("How do I generate the schema?", hits, numbers, embedder)
+    assert "`get_schema(routes)`:" in answer
+
+
+def test_sentences_are_not_split_inside_code_or_before_a_closing_aside():
+    units = [u.text for u in prose_units(
+        "If coverage is low you see `FAIL Required coverage of 100% not reached. Total: 99%` in the log. "
+        "How long is the term renewed for? (6 months, 1 year, or 2 years). Ask first. (See the policy.)")]
+    assert units == ["If coverage is low you see `FAIL Required coverage of 100% not reached. Total: 99%` in the log.",
+                     "How long is the term renewed for? (6 months, 1 year, or 2 years).", "Ask first.",
+                     "(See the policy.)"]
+
+
+def test_of_two_copies_of_a_sentence_the_one_with_its_context_is_quoted(embedder):
+    whole = ("The following arguments are supported:\n\n"
+             "* `path` - The path of the cookie.\n"
+             "* `samesite` - The samesite strategy of the cookie. Valid values are `lax`, `strict` and `none`.\n")
+    cut = "Valid values are `lax`, `strict` and `none`.\n\n* `partitioned` - Whether the cookie is partitioned.\n"
+    chunks = [Chunk(id="cut", doc_id="kb:doc", text=cut, context_text=cut, title="Doc", path="doc.md", position=3),
+              Chunk(id="whole", doc_id="kb:doc", text=whole, context_text=whole, title="Doc", path="doc.md", position=2)]
+    hits = [Hit(chunk=c, score=1.0 - i / 10) for i, c in enumerate(chunks)]
+    answer = generate_extractive("Which values are valid for samesite?", hits, number_sources(hits)[1], embedder, sentences=1)
+    assert "`samesite` - The samesite strategy of the cookie. [1] Valid values are `lax`, `strict` and `none`. [1]" in answer
+
+
+def test_a_pointer_elsewhere_ranks_below_the_answer(embedder):
+    hits, numbers = _hits(
+        "This guide has instructions on how to create and submit a training request form. "
+        "You must create the training request form in the learning system and fill in the required fields.")
+    answer = generate_extractive("How do I create a training request form?", hits, numbers, embedder, sentences=1)
+    assert _sentences(answer) == ["You must create the training request form in the learning system and fill in the required fields."]
+
+
+def test_a_version_in_the_section_heading_leads_the_sentences(embedder):
+    text = "This release fixes a denial of service via `multipart/form-data` requests.\n"
+    chunk = Chunk(id="c0", doc_id="kb:notes", text=text, context_text=text, title="Release notes", path="notes.md",
+                  headings=("0.40.0 (October 15, 2024)",), position=26)
+    hits = [Hit(chunk=chunk, score=1.0)]
+    answer = generate_extractive("Which release fixed the multipart denial of service?", hits, number_sources(hits)[1], embedder)
+    assert answer == ("0.40.0 (October 15, 2024): [1]\n"
+                      "This release fixes a denial of service via `multipart/form-data` requests. [1]")
+
+
+def test_a_sentence_that_leans_on_one_left_out_is_not_quoted(embedder):
+    hits, numbers = _hits(
+        "Your first pay stub arrives two weeks after you start. Your pay period is two weeks long. "
+        "This is why your pay stubs arrive every two weeks after you start work.\n\n"
+        "After you leave, you keep access to your pay stubs in the payroll system for three years.")
+    answer = generate_extractive("Will I still see my pay stubs after I leave?", hits, numbers, embedder, sentences=3)
+    assert _sentences(answer) == ["After you leave, you keep access to your pay stubs in the payroll system for three years."]
+
+
+def test_two_items_of_a_list_bring_the_whole_list(embedder):
+    hits, numbers = _hits(
+        "The order in which configuration values are read is:\n\n"
+        "* From an environment variable.\n"
+        "* From the `.env` file.\n"
+        "* The default value given in `config`.\n")
+    answer = generate_extractive("Does the .env file or the default value come first?", hits, numbers, embedder)
+    assert answer == ("The order in which configuration values are read is: [1]\nFrom an environment variable. [1]\n"
+                      "From the `.env` file. [1]\nThe default value given in `config`. [1]")
