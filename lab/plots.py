@@ -25,12 +25,7 @@ def plot_scores(records: Sequence[Mapping[str, Any]], path: str | Path, title: s
         ax.set_xlabel("confidence")
         ax.legend(fontsize=8)
     fig.suptitle(title or "verifier confidence by gold label")
-    fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, path)
 
 
 def plot_latency(series: Mapping[str, Sequence[float]], path: str | Path, title: str = "latency") -> Path:
@@ -46,10 +41,16 @@ def plot_latency(series: Mapping[str, Sequence[float]], path: str | Path, title:
     ax.set_xticks(range(1, len(names) + 1), names, rotation=20)
     ax.set_ylabel("ms")
     ax.set_title(title)
+    return _save(fig, path)
+
+
+def _save(fig, path: str | Path) -> Path:
+    """Write the figure as a PNG at `path` (folders made) and free it."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
-

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any, Protocol
 
 import openai
@@ -92,6 +93,7 @@ class OpenAIChat:
             raise self._error("reply has no choices or no text")
         if json_mode:
             try:
+                text = unfenced(text)
                 json.loads(text)
             except ValueError:
                 raise self._error(f"reply is not JSON: {_short(text)!r}") from None
@@ -106,6 +108,16 @@ class OpenAIChat:
         message = f"LLM endpoint {self.base_url} (model {self.model}): {cause}"
         log.warning(message)
         return LLMError(message)
+
+
+def unfenced(text: str) -> str:
+    """An LLM's reply without the Markdown code fence some models put around JSON (```json … ```)."""
+    return re.sub(r"^```(?:json)?|```$", "", str(text).strip()).strip()
+
+
+def read_json(text: str) -> Any:
+    """The JSON value of an LLM's reply, fenced or not; ValueError when it is not JSON."""
+    return json.loads(unfenced(text))
 
 
 def build_llm(settings: Any) -> LLM | None:

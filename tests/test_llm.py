@@ -105,6 +105,9 @@ def test_json_mode_asks_for_json_and_checks_it(server):
     assert json.loads(text) == {"label": "supported", "evidence": 2}
     assert server.requests[0].body["response_format"] == {"type": "json_object"}
 
+    server.reply('```json\n{"label": "unknown"}\n```')  # some models fence their JSON
+    assert chat(server).complete("s", "u", json_mode=True) == '{"label": "unknown"}'
+
     server.reply("Sure! The claim is supported.")
     with pytest.raises(LLMError, match="not JSON"):
         chat(server).complete("s", "u", json_mode=True)

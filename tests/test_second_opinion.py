@@ -133,7 +133,7 @@ def test_malformed_or_invalid_replies_leave_the_verdicts_unchanged(server, llm, 
     assert len(server.requests) == 1
 
 
-def test_fenced_json_is_read():  # OpenAIChat refuses it in json_mode; other LLM seams may pass it on
+def test_fenced_json_is_read():  # OpenAIChat removes the fence; other LLM seams may pass it on
     raw = "```json\n" + reply(entry(1, "supported", "KEPT for 30 days")) + "\n```"
     assert parse_reply(raw, {1: [BACKUPS]}) == {1: (Label.SUPPORTED, "kept for 30 days", BACKUPS)}
 

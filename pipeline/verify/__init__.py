@@ -30,8 +30,6 @@ order), `combiner` and `model` (P(supported)), and this module (the methods and 
 from __future__ import annotations
 
 import functools
-import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -198,7 +196,7 @@ _LLM_LABELS = {
 
 
 def _llm_verdict(a: Alignment, evidence: Sequence[str], fallback: PairScore, llm: Any, settings: Any) -> PairScore:
-    from pipeline.llm import LLMError
+    from pipeline.llm import LLMError, read_json
 
     sentences = [(s, ei) for ei, text in enumerate(evidence) for s in (split_sentences(text) or [text])][:40]
     if not sentences:
@@ -207,7 +205,7 @@ def _llm_verdict(a: Alignment, evidence: Sequence[str], fallback: PairScore, llm
     user = f"Claim: {a.claim}\n\nEvidence:\n{listing}"
     try:
         raw = llm.complete(_LLM_SYSTEM, user, max_tokens=200, json_mode=True)
-        reply = json.loads(re.sub(r"^```(?:json)?|```$", "", raw.strip()).strip())
+        reply = read_json(raw)
         label = _LLM_LABELS[str(reply["label"]).strip().lower()]
         eid = int(reply.get("evidence_id") or 0)
     except (LLMError, ValueError, KeyError, TypeError, AttributeError):

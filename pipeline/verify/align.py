@@ -198,6 +198,9 @@ def _focus(claim: str, sentence: str) -> list[str]:
 def _negation_differs(claim: str, sentences: list[str]) -> bool:
     """Whether the claim is negated and the sentences not, or the other way round, both as written
     and once conditional clauses are set aside ("… is raised if it isn't supported" asserts no negation)."""
+    negated = _negated(claim)
+    if all(_negated(s) == negated for s in sentences):
+        return False  # the common case, decided without a parse
     stated = [s for s in sentences if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
     return bool(stated) and all(
         _negated(claim) != _negated(s) and _negated(meaning.asserted(claim)) != _negated(meaning.asserted(s))

@@ -14,12 +14,12 @@ as it was. Changed verdicts carry `method = "llm-second-opinion"`.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from pipeline.llm import read_json
 from pipeline.types import Label, Verdict
 from pipeline.verify.align import split_sentences
 from pipeline.verify.rules import CONTRADICTED_CONFIDENCE
@@ -87,7 +87,7 @@ def parse_reply(raw: str, evidence: dict[int, list[str]]) -> dict[int, tuple[Lab
     every valid `supported`/`contradicted` entry of the reply; None (and a warning) when the reply as
     a whole is unusable. `evidence` maps each claim number sent to the texts sent with it."""
     try:
-        reply = json.loads(re.sub(r"^```(?:json)?|```$", "", str(raw).strip()).strip())
+        reply = read_json(raw)
     except ValueError:
         log.warning("LLM second opinion ignored: the reply is not JSON (%d characters)", len(str(raw)))
         return None
