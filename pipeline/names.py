@@ -63,9 +63,18 @@ def normal(text: str) -> str:
 
 
 def mentions(name: str, text: str) -> bool:
-    """Whether `text` contains `name` as whole words, in normal form."""
-    key = normal(name)
-    return bool(key) and f" {key} " in f" {normal(text)} "
+    """Whether `text` contains `name` as whole words, in normal form. A part of a dotted name counts
+    ("iter_bytes" in "websocket.iter_bytes()", "WebSocketDisconnect" in
+    "starlette.websockets.WebSocketDisconnect"), and so does an import of it ("starlette.config.environ"
+    in "from starlette.config import environ")."""
+    key, body = normal(name), f" {normal(text)} "
+    if not key:
+        return False
+    if f" {key} " in body or re.search(rf"[ .]{re.escape(key)}[ .]", body):
+        return True
+    module, _, last = key.rpartition(".")
+    return bool(module) and " " not in key and re.search(
+        rf" from {re.escape(module)} import (?:[\w ]* )?{re.escape(last)} ", body) is not None
 
 
 def _code_names(text: str) -> list[Name]:

@@ -267,7 +267,7 @@ class EmbeddedStore:
             words = re.findall(r"[^\W_]+", name.lower())
             if not words:
                 continue
-            phrase = '"' + " ".join(words) + '"'  # an FTS5 phrase: the words in order, stemmed
+            phrase = " AND ".join(f'"{w}"' for w in words)  # every word (stemmed); `mentions` checks the order
             sql = ("select c.text from chunks_fts join chunks c on c.rowid = chunks_fts.rowid "
                    "join members m on m.chunk_id = c.id and m.gen = ? where chunks_fts match ? limit 200")
             try:

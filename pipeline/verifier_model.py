@@ -68,8 +68,11 @@ def _load_adapter(folder: str, trainable: bool, seed: int) -> tuple[Any, Any]:
         hf_logging.set_verbosity(verbosity)
     if trainable:
         model.train()
-    else:
-        model.eval()
+        return tokenizer, model
+    # For inference the adapter is folded into the base weights: the same function, without the
+    # LoRA layers' extra matrix products on every forward pass (about a third of the model's time).
+    model = model.merge_and_unload()
+    model.eval()
     return tokenizer, model
 
 

@@ -179,6 +179,13 @@ class StoreContract:
                                   ["Queries are served by a cluster."], [unit(0, 0, 1)])])
         assert full.mentioned(["load balancer", "cluster"]) == {"cluster"}
 
+    def test_mentioned_finds_a_dotted_name_by_its_parts_and_imports(self, full):
+        build(full, "code", [item(make_doc("code", "config", "", title="Config", domain="eng"),
+                                  ["from starlette.config import environ; read frames with websocket.iter_bytes()."],
+                                  [unit(0, 1, 1)])])
+        asked = ["starlette.config.environ", "iter_bytes", "websocket.iter_text", "config.environ"]
+        assert full.mentioned(asked) == {"starlette.config.environ", "iter_bytes"}
+
     def test_bm25_treats_query_syntax_in_user_text_as_words(self, full):
         for query in ['"salary', "NOT salary AND (leave", "salary* OR -leave:", "col:umn ^ NEAR(x y)", "'; drop table chunks; --"]:
             full.bm25_search(query, 5)  # must not raise

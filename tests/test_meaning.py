@@ -55,7 +55,7 @@ def test_a_short_title_line_is_not_joined_to_the_paragraph_below_it():
     ("StaticFiles doesn't follow links unless you set it.", "StaticFiles follows links when you set it.", False),
 ])
 def test_negation_is_compared_where_it_is_asserted(claim, sentence, differs):
-    assert align._negation_differs(claim, align._focus(claim, sentence)) is differs
+    assert align._negation_differs(claim, sentence) is differs
 
 
 @pytest.mark.parametrize(("text", "kept"), [
@@ -95,3 +95,74 @@ def test_only_a_cited_claim_is_held_to_its_sources_wording(embedder):
     evidence = [["Paid leave requests go to your supervisor for approval."]]
     cited, uncited = (align.analyse([claim], evidence, embedder, cited=[c])[0] for c in (True, False))
     assert cited.extra and not uncited.extra
+
+
+@pytest.mark.parametrize(("text", "scopes"), [
+    ("Sick leave isn't paid out, but you won't lose it.", [("Sick leave is paid out but", {"pay", "out"}), ("you wo lose it", {"lose"})]),
+    ("There's no salary maximum for earning them.", [("There 's salary maximum for earning them", {"maximum"})]),
+    ("Don't share sensitive data in Slack, since Drive is the only approved way.", [("Do share sensitive data in Slack", {"share", "datum"})]),
+    ("An error is raised if it isn't supported.", []),  # a condition asserts nothing
+])
+def test_negation_scopes_are_the_negated_clause_and_its_predicate(text, scopes):
+    assert [(words, set(core)) for words, core in meaning.negation_scopes(text)] == scopes
+
+
+def test_a_negation_backed_by_another_evidence_sentence_is_no_flip():
+    claim = "Sick leave isn't paid out, but if you leave and later rejoin, it's reinstated."
+    window = "If you leave the federal government and later decide to rejoin, your Sick Leave will be reinstated."
+    passage = "Your Sick Leave will not be paid out. " + window
+    assert align._negation_differs(claim, window, [passage]) is False
+    assert align._negation_differs(claim, window, ["Your Sick Leave will be paid out. " + window]) is True
+    # a negated detail the evidence never states is an added detail, not a flip
+    assert align._negation_differs("You don't need receipts for meals, which a per diem covers.",
+                                   "You get a flat-rate per diem for meals.") is False
+
+
+def test_quoted_values_and_concessions_are_no_negation():
+    assert align._negated("Valid values are 'lax', 'strict' and 'none'.") is False
+    assert align._negated("Set `none` to turn it off.") is False
+    assert align._negation_differs("You can still use GraphQL with Starlette via third-party libraries.",
+                                   "Although GraphQL support is no longer built in, you can still use GraphQL "
+                                   "with Starlette via 3rd party libraries.") is False
+
+
+@pytest.mark.parametrize(("claim", "evidence"), [
+    ("GSA SecOps can award the bounty without waiting until the issue is resolved.",
+     "There is no need to wait until the issue is resolved to award."),
+    ("Edits are fine, but don't abuse editing to delete a message by replacing it with null content.",
+     "Do not abuse the `edit` command in Slack to delete your message by replacing it with null content."),
+])
+def test_the_same_negation_parsed_differently_is_no_flip(claim, evidence):
+    assert meaning.flipped(claim, [evidence]) == ""
+
+
+def test_a_flipped_need_is_still_a_flip():
+    assert meaning.flipped("You need to wait until the issue is resolved.",
+                           ["There is no need to wait until the issue is resolved to award."]) != ""
+
+
+@pytest.mark.parametrize(("claim", "unstated"), [
+    ("To apply, submit the request form.", ""),  # the answer's own verbs for the documents' actions
+    ("Pass a redirect argument to the decorator.", ""),
+    ("The release is published after two maintainers approve it.", "two maintainers approve"),
+    ("You can request one box a year of business cards.", "one box a year"),
+])
+def test_unstated_details_are_things_and_quantities_not_reworded_actions(claim, unstated):
+    passages = ["Send the request form to your supervisor. The decorator takes a redirect parameter. "
+                "The release is published by the release job. You can request business cards."]
+    assert meaning.unstated_details(claim, passages) == unstated
+
+
+def test_a_kind_of_thing_is_not_the_general_thing():
+    evidence = ["If you leave GSA, any unused travel comp time will be forfeited.",
+                "If you leave GSA, your comp time will be paid out."]
+    # "paid out" and "forfeited" are opposites; what is said of "comp time" is not said of "travel comp time"
+    assert meaning.flipped("Any unused travel comp time is also paid out when you leave GSA.", evidence) != ""
+    assert meaning.flipped("If you leave GSA, your comp time is paid out.", evidence) == ""
+    assert meaning.flipped("Any unused travel comp time is forfeited when you leave GSA.", evidence) == ""
+
+
+def test_a_clause_with_its_own_negation_keeps_it():
+    # spaCy reads "paid" as a clause of "lose"; two negations there are not a double negative
+    assert meaning.flipped("Sick leave isn't paid out, but you won't lose it.",
+                           ["- Your Sick Leave will not be paid out; however, you will not lose it."]) == ""

@@ -33,3 +33,11 @@ def test_normal_form_and_whole_word_mentions():
     assert not mentions("Meet", "Meetings happen weekly.")  # whole words only
     assert mentions(".env", "values come from the .env file")
     assert not mentions("", "anything")
+
+
+def test_a_part_of_a_dotted_name_or_an_import_is_a_mention():
+    assert mentions("iter_bytes", "Use `websocket.iter_bytes()` to read frames.")
+    assert mentions("WebSocketDisconnect", "When `starlette.websockets.WebSocketDisconnect` is raised, it exits.")
+    assert mentions("starlette.config.environ", "from starlette.config import Config, environ")
+    assert not mentions("config.environ", "from starlette.config import environ")
+    assert not mentions("iter_lines", "Use `websocket.iter_bytes()` to read frames.")

@@ -177,11 +177,16 @@ def _direction(text: str) -> int:
     return (up > down) - (down > up)
 
 
+# A quoted word is a value, not a negation: "valid values are 'lax', 'strict' and 'none'". (A phrase in
+# double quotes stays: an answer may repeat "405 Method not allowed" without its quotes.)
+_QUOTED = re.compile(r"(?<!`)`[^`\n]{1,40}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
+
+
 def _negated(text: str) -> bool:
     """Whether the text says something in the negative: it has a negation word, or an "unless", but
     not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
     told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once."""
-    words = _words(meaning.ANSWER_WORD.sub("", text))  # "No, X isn't Y" negates once
+    words = _words(_QUOTED.sub(" ", meaning.ANSWER_WORD.sub("", text)))  # "No, X isn't Y" negates once
     return any(w in _NEGATIONS or w.endswith("n't") for w in words) != ("unless" in words)
 
 
@@ -195,16 +200,44 @@ def _focus(claim: str, sentence: str) -> list[str]:
     return [p for p, n in zip(parts, shared, strict=True) if n == max(shared)]
 
 
-def _negation_differs(claim: str, sentences: list[str]) -> bool:
-    """Whether the claim is negated and the sentences not, or the other way round, both as written
-    and once conditional clauses are set aside ("… is raised if it isn't supported" asserts no negation)."""
+def _negation_differs(claim: str, sentence: str, evidence: Sequence[str] = ()) -> bool:
+    """Whether the claim is negated and the aligned `sentence` (its focus, `_focus`) not, or the other
+    way round, both as written and once conditional clauses are set aside ("… is raised if it isn't
+    supported" asserts no negation); where the claim is the negated side, the negation must be about
+    the matter the evidence states:
+
+    - a negation of the claim ("Sick leave isn't paid out, but …") differs only where the evidence
+      sentences that state its predicate ("paid") and most of its words do not negate it; where no
+      evidence sentence states the predicate, the claim adds something (not a flip).
+
+    `evidence` is the claim's evidence passages: a negation of the claim may be backed by a sentence
+    outside the aligned window."""
+    focus = _focus(claim, sentence)
     negated = _negated(claim)
-    if all(_negated(s) == negated for s in sentences):
+    if all(_negated(s) == negated for s in focus):
         return False  # the common case, decided without a parse
-    stated = [s for s in sentences if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
-    return bool(stated) and all(
-        _negated(claim) != _negated(s) and _negated(meaning.asserted(claim)) != _negated(meaning.asserted(s))
-        for s in stated)
+    stated = [s for s in focus if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
+    if not stated or not all(
+            _negated(claim) != _negated(s) and _negated(meaning.asserted(claim)) != _negated(meaning.asserted(s))
+            for s in stated):
+        return False
+    if _negated(meaning.asserted(claim)):
+        scopes = meaning.negation_scopes(claim)
+        sentences = [s for text in evidence for s in split_sentences(text)] or split_sentences(sentence)
+        return not scopes or any(_unbacked(words, core, sentences) for words, core in scopes)  # no scope: "unless"
+    return True
+
+
+def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> bool:
+    """Whether the sentences that state a negated predicate (`core` lemmas) and most of its clause's
+    `words` state it without a negation. False when no sentence states the predicate."""
+    scope = _content(words) - _NEGATIONS
+    near = sorted(((len(scope & _content(s)), s) for s in dict.fromkeys(sentences)), key=lambda x: -x[0])
+    about = [(n, s) for n, s in near[:12] if n and core & meaning.lemmas(s)]  # parse only the closest
+    if not about:
+        return False
+    best = [s for n, s in about if n == about[0][0]]
+    return not any(_negated(meaning.asserted(s)) for s in best)
 
 
 def _salient(claim: str) -> list[str]:
@@ -309,7 +342,7 @@ def analyse(
         results.append(a)
     aligned_docs = list(nlp.pipe(a.sentence for a in results))
     for i, (a, ev, ents, doc) in enumerate(zip(results, evidences, entities, aligned_docs, strict=True)):
-        _symbolic(a, " ".join(ev), ents, doc)
+        _symbolic(a, ev, ents, doc)
         _meaning(a, ev, list(invented[i]) if invented else [], given)
     _keep_extras_that_matter(results, embedder)
     return results
@@ -348,10 +381,11 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
     a.extra = meaning.unstated_details(claim, passages, given) if a.cited else ""
 
 
-def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
+def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
     """Fill `a.features` with the number/entity/negation/direction checks against the evidence."""
     from pipeline.claims import strip_citations
 
+    passage = " ".join(evidence)
     claim = strip_citations(a.claim)
     passage_lower = passage.lower()
     passage_words = _content(passage)
@@ -445,7 +479,7 @@ def _symbolic(a: Alignment, passage: str, claim_ents: Sequence[tuple[str, str]],
     f.update(ent_n=float(len(names)), ent_matched=float(e_matched), ent_conflict=float(e_conflict), ent_absent=float(e_absent))
     claim_dir, ev_dir = _direction(claim), _direction(a.sentence)
     f.update(
-        negation_mismatch=float(bool(a.sentence) and _negation_differs(claim, _focus(claim, a.sentence))),
+        negation_mismatch=float(bool(a.sentence) and _negation_differs(claim, a.sentence, evidence)),
         direction_mismatch=float(claim_dir != 0 and ev_dir != 0 and claim_dir != ev_dir),
         claim_len=min(len(_words(claim)), 60) / 60,
         best_len=min(len(_words(a.sentence)), 120) / 120,

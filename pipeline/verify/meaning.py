@@ -20,7 +20,7 @@ OPPOSITES = (
     ("mandatory", "optional"), ("paid", "unpaid"), ("enable", "disable"), ("enabled", "disabled"),
     ("supported", "unsupported"), ("synchronous", "asynchronous"), ("before", "after"), ("increase", "decrease"),
     ("increase", "reduce"), ("include", "exclude"), ("accept", "reject"), ("public", "private"),
-    ("always", "never"), ("keep", "forfeit"), ("valid", "invalid"), ("available", "unavailable"),
+    ("always", "never"), ("keep", "forfeit"), ("paid", "forfeit"), ("valid", "invalid"), ("available", "unavailable"),
     ("encrypted", "unencrypted"), ("secure", "insecure"), ("automatic", "manual"), ("automatically", "manually"),
     ("succeed", "fail"), ("approve", "reject"), ("approve", "deny"), ("grant", "deny"), ("wrap", "unwrap"),
 )
@@ -42,7 +42,7 @@ _GENERIC = frozenset(
     "example instance case way thing things part kind type sort lot number amount time times able possible "
     "directly specifically particular certain various different several other another following like "
     "want need mean means make makes made get gets give gives given take takes put puts use used uses using "
-    "called call calls known name named available new first etc well one ones".split()
+    "called call calls known name named available new first etc well one ones idea chance opportunity".split()
 )
 
 
@@ -69,21 +69,31 @@ def _negated(token) -> bool:
     for _ in range(4):
         count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") for c in t.children)
         count += sum(_unless(c) for c in t.children)
+        if t is not token and t.pos_ == "NOUN":  # "there is no need to wait": "wait" is negated
+            count += any(c.dep_ == "det" and c.lower_ == "no" for c in t.children)
+        if t is not token and t.lower_ in ("nothing", "none", "nobody"):  # "there's nothing to reinstate"
+            count += 1
         head = t.head
         if head is t:
             break
         instead_of = head.lower_ == "of" and (head.head.lower_ == "instead" or (head.i > 0 and head.doc[head.i - 1].lower_ == "instead"))
         if t.dep_ in ("pcomp", "pobj") and (head.lower_ == "without" or instead_of):
             count += 1
-        if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj"):
-            break
+        if t.dep_ == "ccomp" and any(c.dep_ == "neg" for c in t.children):
+            break  # a clause with its own negation: "Sick Leave will not be paid out; however, you will not lose it"
+        purpose = t.dep_ == "advcl" and any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)
+        if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj", "acl") \
+                and not purpose:
+            break  # "don't abuse editing to delete": "delete" is as negated as "abuse"
         if head.lemma_.lower() in _NEGATING_HEADS and t.dep_ != "prep":
             count += 1
         t = head
     return count % 2 == 1
 
 
-_CONDITIONS = frozenset({"if", "when", "whenever", "whether"})
+# Marks of clauses that assert nothing about the statement they hang on: conditions, and concessions
+# ("Although GraphQL is no longer built in, you can still use it": the statement is "you can use it").
+_CONDITIONS = frozenset({"if", "when", "whenever", "whether", "although", "though", "whereas"})
 
 
 def states(text: str) -> bool:
@@ -92,7 +102,7 @@ def states(text: str) -> bool:
 
 
 def asserted(text: str) -> str:
-    """`text` without its conditional and relative clauses ("…, and an error is raised if it isn't
+    """`text` without its conditional, concessive and relative clauses ("…, and an error is raised if it isn't
     supported"; "Zoom is for those whose need cannot be met with Google Meet"): a negation there
     asserts nothing about the statement. "unless" clauses stay: they negate."""
     doc = parse(text)
@@ -129,6 +139,49 @@ def _own_clause(token) -> list:
             if c.dep_ not in _OWN_CLAUSES and not alternative:
                 stack.append(c)
     return out
+
+
+# Words that negate what they govern themselves ("without waiting", "fails to start"); other negation
+# words negate their head ("isn't paid": "paid"; "no maximum": what the noun is the argument of).
+_SELF_NEGATING = frozenset("without lack lacks lacking fail fails failed absence absent unable".split())
+_NEG_CUES = _NEG_WORDS | _SELF_NEGATING | {"no", "none"}
+_CORE_DEPS = frozenset({"dobj", "attr", "acomp", "xcomp", "pcomp", "pobj", "oprd", "prt"})
+
+
+def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
+    """What each asserted negation of `text` governs: (the words of the negated clause, the lemmas of its
+    predicate and the predicate's complements). "Sick leave isn't paid out, but you won't lose it" has
+    ("Sick leave is paid out", {pay, out}) and ("you will lose it", {lose}); "there's no salary maximum
+    for earning them" has ("there 's salary maximum for earning them", {maximum}). Conjuncts and
+    "since …" clauses are other statements, conditions assert nothing (`asserted`)."""
+    doc = parse(ANSWER_WORD.sub("", asserted(text)))
+    scopes = []
+    for t in doc:
+        if t.dep_ == "intj" or not (t.lower_ in _NEG_CUES or t.lower_.endswith("n't")):
+            continue
+        head = t if t.lower_ in _SELF_NEGATING else t.head
+        while head.pos_ == "ADV" and head.head is not head:
+            head = head.head  # "no longer built": "built"
+        while head.dep_ == "compound" and head.head is not head:
+            head = head.head
+        if t.dep_ == "det" and head.dep_ in ("attr", "dobj", "nsubj", "nsubjpass") and head.head is not head:
+            head = head.head  # "has no limit", "there's no maximum": the clause the noun belongs to
+        clause = _own_clause(head)
+        other = {x.i for w in clause if w.dep_ == "advcl" and w is not head for x in w.subtree}  # "since …"
+        kept = [w for w in sorted(clause, key=lambda w: w.i) if w.i not in other and w.i != t.i and not w.is_punct]
+        core = {c.lemma_.lower() for c in head.children
+                if c.dep_ in _CORE_DEPS and c.i != t.i and c.pos_ not in ("PRON", "DET")}
+        if head.i != t.i and _lemma(head) not in _LIGHT:
+            core.add(head.lemma_.lower())
+        core = {w for w in core if w.isalpha() and w not in _NEG_CUES}
+        if kept and core:
+            scopes.append((" ".join(w.text for w in kept), frozenset(core)))
+    return scopes
+
+
+def lemmas(text: str) -> set[str]:
+    """The lowercased lemmas of `text`'s words."""
+    return {t.lemma_.lower() for t in parse(text)}
 
 
 def _word(token) -> str:
@@ -172,7 +225,16 @@ def _same_subject(t, e, t_args: set[str], e_args: set[str]) -> bool:
         return False
     t_mods = {c.lemma_.lower() for c in ts.children if c.dep_ in ("compound", "amod")}
     e_mods = {c.lemma_.lower() for c in es.children if c.dep_ in ("compound", "amod")}
-    return not (t_mods and e_mods and not t_mods & e_mods)
+    if t_mods and e_mods and not t_mods & e_mods:
+        return False
+    # a kind the other side's clause never names: "travel comp time" is not "your comp time"
+    return not (_kinds(ts) - e_args - e_words or _kinds(es) - t_args - t_words)
+
+
+def _kinds(subject) -> set[str]:
+    """The nouns that make a subject a kind of thing ("travel" in "travel comp time")."""
+    return {c.lemma_.lower() for c in subject.subtree if c.i < subject.i
+            and (c.dep_ == "compound" or (c.dep_ == "amod" and c.pos_ in ("NOUN", "PROPN")))}
 
 
 def _quoted(token) -> bool:
@@ -308,13 +370,24 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
             runs[-1].append(t)
         else:
             runs.append([t])
+    runs = [run for run in runs if not _restated_action(run)]
+    if not runs:
+        return ""
     longest = max(runs, key=len)
-    if len(longest) < 2 and len(missing) < 3:
+    if len(longest) < 2 and sum(map(len, runs)) < 3:
         return ""
     start, end = longest[0], longest[-1]
     left = min([start.i, *(c.i for c in start.children if c.dep_ in ("det", "amod", "compound", "nummod", "poss"))])
     text = doc.text[doc[left].idx:end.idx + len(end.text)]
     return text if "_" not in text or "_" in claim else text.replace("_", ".")
+
+
+def _restated_action(run: list) -> bool:
+    """Whether a run of unstated words opens with a verb and carries no number or name: an answer
+    words the documents' actions its own way ("apply, submit", "pass a redirect argument", "weigh the
+    person" for "consider the individual"); an added detail is a thing, a quantity or a qualifier
+    ("two maintainers approve", "one box a year", "automatic Level 3")."""
+    return run[0].pos_ in ("VERB", "AUX") and not any(t.like_num or t.pos_ in ("NUM", "PROPN") for t in run)
 
 
 def _split_known(word: str, known: set[str]) -> bool:
