@@ -314,7 +314,8 @@ def build(settings: Settings, run_scheduler: bool = True, *, embedder: Embedder 
     apply_threads(settings)
     given = {"embedder": embedder, "store": store, "llm": llm, "wiki": wiki, "cross_encoder": cross_encoder}
     if embedder is None:
-        embedder = load_embedder(settings.embedding_model, settings.embed_backend, str(settings.data_path / "models"))
+        embedder = load_embedder(settings.embedding_model, settings.embed_backend, str(settings.data_path / "models"),
+                                 settings.embed_cache)
     parts = Parts(store=build_store(settings) if store is None else store, embedder=embedder, settings=settings,
                   llm=build_llm(settings) if llm is None else llm,
                   wiki=build_wikipedia(settings) if wiki is None else wiki,

@@ -187,6 +187,9 @@ class CachedEmbedder:
                 print(f"  embedded {min(start + 2048, len(missing))}/{len(missing)}", file=sys.stderr, flush=True)
         return np.vstack([self.table[t] for t in texts]) if texts else np.zeros((0, 384), np.float32)
 
+    def encode_cached(self, texts: list[str]) -> np.ndarray:
+        return self.encode(texts)
+
     def save(self) -> None:
         texts = list(self.table)
         np.savez(self.cache_file, texts=np.array(texts), vectors=np.vstack([self.table[t] for t in texts]))

@@ -10,6 +10,7 @@ import logging
 import os
 import threading
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +43,12 @@ class Embedder:
     cannot load (a package missing, an export that fails or does not reproduce the torch vectors)
     falls back to torch with a warning; `backend_used` says what runs."""
 
-    def __init__(self, model_name_or_path: str = "", backend: str = "torch", cache_dir: str | Path | None = None):
+    def __init__(self, model_name_or_path: str = "", backend: str = "torch", cache_dir: str | Path | None = None,
+                 sentence_cache: int = 0):
         if backend not in BACKENDS:
             raise ValueError(f"unknown embedding backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        if sentence_cache < 0:
+            raise ValueError(f"sentence_cache must be 0 (off) or a number of sentences, not {sentence_cache!r}")
         self.name = model_name_or_path or default_model_path()
         self.backend = backend
         self.backend_used = ""  # set when the model loads
@@ -53,6 +57,9 @@ class Embedder:
         self._onnx: _OnnxEncoder | None = None
         self._lock = threading.Lock()
         self.texts_encoded = 0  # how many texts this embedder has embedded (tests and benchmarks read it)
+        self.sentence_cache = sentence_cache
+        self._cached: OrderedDict[str, np.ndarray] = OrderedDict()  # text → vector, least recently used first
+        self._cache_lock = threading.Lock()
 
     @property
     def model(self):
@@ -100,6 +107,31 @@ class Embedder:
                 )
         self.texts_encoded += len(texts)
         return np.asarray(vectors, dtype=np.float32)
+
+    def encode_cached(self, texts: list[str]) -> np.ndarray:
+        """`encode` for the sentences of evidence and answers: a text embedded before (among the last
+        `sentence_cache` distinct ones) is not embedded again. Evidence sentences recur from question
+        to question, since a team's questions return to the same documents; chunks are embedded at
+        index time by `encode` and kept out of this cache."""
+        if not self.sentence_cache:
+            return self.encode(texts)
+        with self._cache_lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cached))
+        fresh = dict(zip(missing, self.encode(missing), strict=True)) if missing else {}
+        with self._cache_lock:
+            rows = []
+            for t in texts:
+                vector = fresh.get(t)
+                if vector is None:
+                    vector = self._cached.get(t)
+                if vector is None:  # evicted by another thread meanwhile
+                    vector = self.encode([t])[0]
+                self._cached[t] = vector
+                self._cached.move_to_end(t)
+                rows.append(vector)
+            while len(self._cached) > self.sentence_cache:
+                self._cached.popitem(last=False)
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
 
 def _quantise_int8(model):
@@ -211,12 +243,14 @@ def _export(auto_model, tokenizer, path: Path) -> None:
     log.info("exported the embedding model to %s", path)
 
 
-def load_embedder(model_name_or_path: str = "", backend: str = "torch", cache_dir: str = "") -> Embedder:
+def load_embedder(model_name_or_path: str = "", backend: str = "torch", cache_dir: str = "",
+                  sentence_cache: int = 0) -> Embedder:
     """The process-wide embedder for a model and backend (loaded lazily on first `encode`);
-    `cache_dir` holds the ONNX export (the other backends share one embedder whatever it is)."""
-    return _embedder(model_name_or_path, backend, cache_dir if backend == "onnx" else "")
+    `cache_dir` holds the ONNX export (the other backends share one embedder whatever it is);
+    `sentence_cache`: how many sentence vectors `encode_cached` keeps (0: none)."""
+    return _embedder(model_name_or_path, backend, cache_dir if backend == "onnx" else "", sentence_cache)
 
 
 @functools.cache
-def _embedder(model_name_or_path: str, backend: str, cache_dir: str) -> Embedder:
-    return Embedder(model_name_or_path, backend, cache_dir or None)
+def _embedder(model_name_or_path: str, backend: str, cache_dir: str, sentence_cache: int) -> Embedder:
+    return Embedder(model_name_or_path, backend, cache_dir or None, sentence_cache)

@@ -350,7 +350,7 @@ def _relevance(question: str, candidates: Sequence[_Candidate], embedder: Embedd
     overlap = np.array([sum(weight[t] for t in q_terms if t in ts) / total for ts in c_terms])
     prior = np.array([0.05 / (1 + c.hit) for c in candidates])
     pointer = np.array([0.1 if _POINTER.search(plain_text(c.text)) else 0.0 for c in candidates])
-    return embedder.encode([c.text for c in candidates]) @ qv + 0.5 * overlap + prior + typed - pointer
+    return embedder.encode_cached([c.text for c in candidates]) @ qv + 0.5 * overlap + prior + typed - pointer
 
 
 def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[str, int],

@@ -116,3 +116,36 @@ def test_a_backend_that_cannot_load_falls_back_to_torch_with_a_warning(tmp_path,
 def test_load_embedder_shares_one_torch_embedder_whatever_the_cache_dir(tmp_path):
     assert load_embedder("", "torch", str(tmp_path)) is load_embedder("")
     assert load_embedder("", "onnx", str(tmp_path)) is not load_embedder("", "onnx", str(tmp_path / "other"))
+
+
+class _CountingModel:
+    """Stands in for a SentenceTransformer: one distinct row per text, and a record of what it embedded."""
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def encode(self, texts, **_):
+        self.seen.extend(texts)
+        return np.array([[len(t), 1.0, 0.0, 0.0] for t in texts], dtype=np.float32)
+
+
+def test_the_sentence_cache_embeds_a_sentence_once_and_forgets_the_oldest():
+    embedder = Embedder("a", sentence_cache=2)
+    embedder._model, embedder.backend_used = _CountingModel(), "torch"
+    first = embedder.encode_cached(["one", "three", "one"])
+    assert embedder._model.seen == ["one", "three"]  # each distinct text once
+    assert first.shape == (3, 4) and first[0][0] == 3 and first[1][0] == 5 and (first[2] == first[0]).all()
+    embedder.encode_cached(["three", "eleven"])  # "three" is cached; "eleven" pushes out "one", the oldest
+    assert embedder._model.seen == ["one", "three", "eleven"]
+    embedder.encode_cached(["one"])
+    assert embedder._model.seen == ["one", "three", "eleven", "one"]
+
+
+def test_without_a_sentence_cache_every_call_embeds():
+    embedder = Embedder("a")
+    embedder._model, embedder.backend_used = _CountingModel(), "torch"
+    embedder.encode_cached(["one"])
+    embedder.encode_cached(["one"])
+    assert embedder._model.seen == ["one", "one"]
+    with pytest.raises(ValueError, match="sentence_cache"):
+        Embedder("a", sentence_cache=-1)

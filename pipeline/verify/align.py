@@ -319,7 +319,7 @@ def analyse(
         entities = [tuple((e.text, e.label_) for e in doc.ents) for doc in nlp.pipe(claims)]
     candidates = [_candidates(c, ev) for c, ev in zip(claims, evidences, strict=True)]
     unique = list(dict.fromkeys([*claims, *(t for cands in candidates for t, _ in cands)]))
-    table = dict(zip(unique, embedder.encode(unique), strict=True)) if unique else {}
+    table = dict(zip(unique, embedder.encode_cached(unique), strict=True)) if unique else {}
     results: list[Alignment] = []
     for i, (claim, cands) in enumerate(zip(claims, candidates, strict=True)):
         a = Alignment(claim, u=table[claim], cited=bool(cited and cited[i]))

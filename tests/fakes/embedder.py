@@ -78,3 +78,7 @@ class FakeEmbedder:
         with self._lock:
             self.texts_encoded += len(texts)
         return rows.astype(np.float32, copy=False)
+
+    def encode_cached(self, texts: list[str]) -> np.ndarray:
+        """Like `Embedder.encode_cached` without the cache: a fake vector costs nothing to compute."""
+        return self.encode(texts)
