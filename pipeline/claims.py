@@ -35,6 +35,9 @@ _NOT_A_STATEMENT = re.compile(
 )
 
 
+_SENTENCE = re.compile(r".+?(?:[.!?][\"')\]]*(?=\s+(?:[\"'(`]?[A-Z0-9]|`|[a-z][a-z0-9]*_\w))|$)")
+
+
 @functools.cache
 def load_nlp():
     """The spaCy pipeline, loaded once per process on first use."""
@@ -92,9 +95,10 @@ def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
         return []
     nlp = load_nlp()
     # lines (list items, paragraphs) never share a sentence; within a line, sentences end at . ! ?
-    # followed by a capital, once the dots that do not end one are masked
+    # followed by a capital or a code name ("… defaults to True. check_dir defaults to …"), once the
+    # dots that do not end one are masked
     pieces = [(m.start() + p.start(), p.group(0)) for m in re.finditer(r"[^\n]+", clean)
-              for p in re.finditer(r".+?(?:[.!?][\"')\]]*(?=\s+[\"'(`]?[A-Z0-9])|$)", mask_dots(m.group(0)))]
+              for p in re.finditer(_SENTENCE, mask_dots(m.group(0)))]
     claims: list[Claim] = []
     for (piece_start, masked), doc in zip(pieces, nlp.pipe(m for _, m in pieces), strict=True):
         piece = clean[piece_start:piece_start + len(masked)]

@@ -166,3 +166,25 @@ def test_a_clause_with_its_own_negation_keeps_it():
     # spaCy reads "paid" as a clause of "lose"; two negations there are not a double negative
     assert meaning.flipped("Sick leave isn't paid out, but you won't lose it.",
                            ["- Your Sick Leave will not be paid out; however, you will not lose it."]) == ""
+
+
+@pytest.mark.parametrize(("claim", "sentence", "rival"), [
+    ("StaticFiles follows links, since the follow_symlink option defaults to True.",
+     "Signature: `StaticFiles(directory=None, check_dir=True, follow_symlink=False)`", "follow_symlink=False"),
+    ("The follow_symlink option defaults to True.",
+     "* `follow_symlink` - Whether links are followed. Defaults to `False`.", "follow_symlink=False"),
+    ("samesite defaults to 'strict'.", "Signature: `set_cookie(key, path='/', samesite='lax')`", "samesite='lax'"),
+    ("check_dir defaults to True, so the directory must exist.",
+     "Signature: `StaticFiles(directory=None, check_dir=True, follow_symlink=False)`", ""),
+    ("It defaults to False.", "Signature: `StaticFiles(directory=None, check_dir=True)`", ""),  # no option named
+])
+def test_an_options_default_is_compared_with_the_sources(claim, sentence, rival):
+    assert meaning.name_in_place(claim, sentence, sentence)[1] == rival
+
+
+def test_a_sentence_may_start_with_a_code_name():
+    from pipeline.claims import extract_claims
+
+    text = "The follow_symlink option defaults to False. check_dir defaults to True [1]."
+    assert [c.text for c in extract_claims(text, [])] == [
+        "The follow_symlink option defaults to False.", "check_dir defaults to True."]

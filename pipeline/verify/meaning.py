@@ -311,7 +311,11 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
 def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     """(the claim's name, the evidence's name in its place) when a name of the claim is nowhere in the
     evidence `passage` and the aligned `sentence` has another name between the same words
-    ("conducted in Microsoft Teams" / "conducted in Google Meet"); ('', '') otherwise."""
+    ("conducted in Microsoft Teams" / "conducted in Google Meet"), or an option's default the
+    sentence gives otherwise ("defaults to True" / "follow_symlink=False"); ('', '') otherwise."""
+    default = _default_rival(claim, sentence)  # "defaults to True" where the source has "follow_symlink=False"
+    if default[1]:
+        return default
     claim_names = [n for n in namelib.names(claim) if not namelib.mentions(n.text, passage)]
     if not claim_names:
         return "", ""
@@ -337,6 +341,27 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
                     if set(left[-2:]) & set(r_left[-2:]):
                         return word, b
     return best[1], best[2]
+
+
+# "the follow_symlink option defaults to True", "`samesite` defaults to 'lax'"
+_DEFAULTS_TO = re.compile(r"`?([A-Za-z_][\w.]*)`?(?:\s+(?:option|argument|parameter|setting|flag|attribute))?"
+                          r"\s+defaults?\s+to\s+`?([\w.'\"/-]+?)`?(?=[\s,;:)]|\.?$|\.\s)")
+
+
+def _default_rival(claim: str, sentence: str) -> tuple[str, str]:
+    """(the claim's default, the source's) when the claim says a named option defaults to one value
+    and the sentence gives it another, in a signature ("follow_symlink=False") or in words
+    ("`follow_symlink` … Defaults to `False`"); ('', '') otherwise."""
+    for m in _DEFAULTS_TO.finditer(claim):
+        name, value = m.group(1), m.group(2).strip("'\"").lower()
+        if "_" not in name and not name[:1].islower():
+            continue  # a code name ("samesite", "check_dir"), not the sentence's subject ("It defaults to …")
+        for pattern in (rf"(?<![\w.]){re.escape(name)}\s*=\s*([^,)\s]+)",
+                        rf"`{re.escape(name)}`[^\n]*?[Dd]efaults? to `?([^`\s,;]+?)`?(?=[\s,;)]|\.?$|\.\s)"):
+            found = re.search(pattern, sentence)
+            if found and found.group(1).strip("'\"`").lower() != value:
+                return m.group(2), f"{name}={found.group(1).strip('`')}"
+    return "", ""
 
 
 def _context(text: str, start: int, end: int, n: int = 3) -> tuple[list[str], list[str]]:
