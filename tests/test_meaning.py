@@ -146,10 +146,12 @@ def test_a_flipped_need_is_still_a_flip():
     ("Pass a redirect argument to the decorator.", ""),
     ("The release is published after two maintainers approve it.", "two maintainers approve"),
     ("You can request one box a year of business cards.", "one box a year"),
+    ("Backups are kept for 30 days, then moved to tape.", "moved to tape"),  # an action joined to the statement
 ])
 def test_unstated_details_are_things_and_quantities_not_reworded_actions(claim, unstated):
     passages = ["Send the request form to your supervisor. The decorator takes a redirect parameter. "
-                "The release is published by the release job. You can request business cards."]
+                "The release is published by the release job. You can request business cards. "
+                "Backups are kept for 30 days."]
     assert meaning.unstated_details(claim, passages) == unstated
 
 

@@ -407,12 +407,19 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
     return text if "_" not in text or "_" in claim else text.replace("_", ".")
 
 
+# How a verb joins an action to the statement beside it ("…, and sends a reminder", "without waiting
+# for …", spaCy's unclassified "…, then moved to tape").
+_ADDED_ACTIONS = frozenset({"conj", "pcomp", "dep", "parataxis"})
+
+
 def _restated_action(run: list) -> bool:
     """Whether a run of unstated words opens with a verb and carries no number or name: an answer
     words the documents' actions its own way ("apply, submit", "pass a redirect argument", "weigh the
     person" for "consider the individual"); an added detail is a thing, a quantity or a qualifier
-    ("two maintainers approve", "one box a year", "automatic Level 3")."""
-    return run[0].pos_ in ("VERB", "AUX") and not any(t.like_num or t.pos_ in ("NUM", "PROPN") for t in run)
+    ("two maintainers approve", "one box a year", "automatic Level 3"), or an action joined to the
+    statement ("kept for 30 days, then moved to tape", "without waiting for open connections")."""
+    return (run[0].pos_ in ("VERB", "AUX") and run[0].dep_ not in _ADDED_ACTIONS
+            and not any(t.like_num or t.pos_ in ("NUM", "PROPN") for t in run))
 
 
 def _split_known(word: str, known: set[str]) -> bool:
