@@ -190,3 +190,11 @@ def test_a_sentence_may_start_with_a_code_name():
     text = "The follow_symlink option defaults to False. check_dir defaults to True [1]."
     assert [c.text for c in extract_claims(text, [])] == [
         "The follow_symlink option defaults to False.", "check_dir defaults to True."]
+
+
+def test_an_invented_class_name_is_answered_by_its_sections_name():
+    passage = "Middleware > TrustedHostMiddleware\n\nEnforces that all incoming requests have a correctly set Host header."
+    claim = "Use AllowedHostsMiddleware, which makes sure every request has a correctly set Host header."
+    assert meaning.heading_rival("AllowedHostsMiddleware", passage, claim) == "TrustedHostMiddleware"
+    assert meaning.heading_rival("RateLimiter", passage, claim) == ""  # no part in common: not the same make
+    assert meaning.heading_rival("AllowedHostsMiddleware", passage.split("\n\n")[1], claim) == ""  # no heading

@@ -377,6 +377,10 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
         a.name, a.name_rival = meaning.name_in_place(claim, " ".join(passages), sentence)
         if a.name_rival:
             break
+    if a.invented and not a.name_rival and 0 <= a.evidence_index < len(evidence):  # the section's own name
+        rival = meaning.heading_rival(a.invented, evidence[a.evidence_index], claim)
+        if rival:
+            a.name, a.name_rival = a.invented, rival
     a.flip = meaning.flipped(claim, about)
     a.extra = meaning.unstated_details(claim, passages, given) if a.cited else ""
 

@@ -343,6 +343,25 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     return best[1], best[2]
 
 
+def heading_rival(name: str, passage: str, claim: str) -> str:
+    """The code name the passage's section heading gives where the claim has `name`, one no document
+    mentions, of the same make: "TrustedHostMiddleware" for "AllowedHostsMiddleware" (CamelCase
+    names sharing a part), when the heading's last level is the section the evidence sentence is
+    in. '' when there is none. (A reference page's sections are titled by the class they describe.)"""
+    head = passage.split("\n\n", 1)[0]
+    if "\n" in head or len(head) > 200 or head == passage:
+        return ""
+    parts = set(_camel_parts(name))
+    for rival in namelib.names(head.split(" > ")[-1]):
+        if rival.kind == "code" and not namelib.mentions(rival.text, claim) and parts & set(_camel_parts(rival.text)):
+            return rival.text
+    return ""
+
+
+def _camel_parts(name: str) -> list[str]:
+    return [p.lower() for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name) if len(p) > 2]
+
+
 # "the follow_symlink option defaults to True", "`samesite` defaults to 'lax'"
 _DEFAULTS_TO = re.compile(r"`?([A-Za-z_][\w.]*)`?(?:\s+(?:option|argument|parameter|setting|flag|attribute))?"
                           r"\s+defaults?\s+to\s+`?([\w.'\"/-]+?)`?(?=[\s,;:)]|\.?$|\.\s)")
