@@ -113,25 +113,20 @@ class Embedder:
         `sentence_cache` distinct ones) is not embedded again. Evidence sentences recur from question
         to question, since a team's questions return to the same documents; chunks are embedded at
         index time by `encode` and kept out of this cache."""
-        if not self.sentence_cache:
+        if not self.sentence_cache or not texts:
             return self.encode(texts)
         with self._cache_lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cached))
-        fresh = dict(zip(missing, self.encode(missing), strict=True)) if missing else {}
+            vectors = {t: self._cached[t] for t in texts if t in self._cached}
+        missing = [t for t in dict.fromkeys(texts) if t not in vectors]
+        if missing:
+            vectors.update(zip(missing, self.encode(missing), strict=True))
         with self._cache_lock:
-            rows = []
-            for t in texts:
-                vector = fresh.get(t)
-                if vector is None:
-                    vector = self._cached.get(t)
-                if vector is None:  # evicted by another thread meanwhile
-                    vector = self.encode([t])[0]
-                self._cached[t] = vector
+            for t in dict.fromkeys(texts):  # the texts of this call become the most recently used
+                self._cached[t] = vectors[t]
                 self._cached.move_to_end(t)
-                rows.append(vector)
             while len(self._cached) > self.sentence_cache:
                 self._cached.popitem(last=False)
-        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([vectors[t] for t in texts])
 
 
 def _quantise_int8(model):

@@ -267,15 +267,19 @@ class EmbeddedStore:
             words = re.findall(r"[^\W_]+", name.lower())
             if not words:
                 continue
-            phrase = " AND ".join(f'"{w}"' for w in words)  # every word (stemmed); `mentions` checks the order
+            # an FTS5 phrase (the words in order, stemmed); a dotted name may also be written as an
+            # import ("from starlette.config import environ"), so for it every word, in any order
+            queries = ['"' + " ".join(words) + '"'] + ([" AND ".join(f'"{w}"' for w in words)] if "." in name else [])
             sql = ("select c.text from chunks_fts join chunks c on c.rowid = chunks_fts.rowid "
                    "join members m on m.chunk_id = c.id and m.gen = ? where chunks_fts match ? limit 200")
-            try:
-                rows = self.db.execute(sql, [gen, phrase]).fetchall()
-            except sqlite3.OperationalError as e:
-                raise StoreUnavailable(f"name search failed on {self.path}: {e}") from e
-            if any(mentions(name, text) for (text,) in rows):
-                found.add(name)
+            for query in queries:
+                try:
+                    rows = self.db.execute(sql, [gen, query]).fetchall()
+                except sqlite3.OperationalError as e:
+                    raise StoreUnavailable(f"name search failed on {self.path}: {e}") from e
+                if any(mentions(name, text) for (text,) in rows):
+                    found.add(name)
+                    break
         return found
 
     def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:

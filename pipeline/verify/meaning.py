@@ -374,7 +374,7 @@ def _default_rival(claim: str, sentence: str) -> tuple[str, str]:
     for m in _DEFAULTS_TO.finditer(claim):
         name, value = m.group(1), m.group(2).strip("'\"").lower()
         if "_" not in name and not name[:1].islower():
-            continue  # a code name ("samesite", "check_dir"), not the sentence's subject ("It defaults to …")
+            continue  # only an option's code name counts ("samesite", "check_dir"); "It defaults to …" names none
         for pattern in (rf"(?<![\w.]){re.escape(name)}\s*=\s*([^,)\s]+)",
                         rf"`{re.escape(name)}`[^\n]*?[Dd]efaults? to `?([^`\s,;]+?)`?(?=[\s,;)]|\.?$|\.\s)"):
             found = re.search(pattern, sentence)
