@@ -1,4 +1,9 @@
-"""`build(settings)`: pick the backends once and wire them into `App`, the Core every adapter talks to."""
+"""`build(settings)`: pick the backends once and wire them into `App`, the Core every adapter talks to.
+
+The one composition root: `stage_options` and `weaviate_options` turn the settings into the frozen
+options the pipeline's stages read, and the `build_*` functions make its runtime parts (embedder,
+store, LLM, Wikipedia, cross-encoder, trained verifier); nothing under `pipeline/` reads settings.
+"""
 
 from __future__ import annotations
 
@@ -19,13 +24,17 @@ from bot.admin import handle_admin, is_authorised
 from bot.feedback import FeedbackStore
 from bot.scheduler import Reindexer, progress_line
 from config.settings import PROJECT_ROOT, SETTINGS, Settings
-from pipeline.answer import Parts, answer_question, clean_question, question_problem
+from pipeline.answer import AnswerOptions, Parts, answer_question, clean_question, question_problem
 from pipeline.embed import Embedder, load_embedder
 from pipeline.index import index_source
-from pipeline.llm import LLM, build_llm
+from pipeline.llm import LLM, OpenAIChat
+from pipeline.retrieve import RetrieveOptions
 from pipeline.store import EmbeddedStore, Store
 from pipeline.types import Answer, Question
-from pipeline.wiki import build_wikipedia
+from pipeline.verifier_model import TrainedVerifier
+from pipeline.verify import VerifyOptions
+from pipeline.weaviate_schema import WeaviateOptions
+from pipeline.wiki import WikipediaSource
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +110,48 @@ def apply_threads(settings: Settings) -> int:
     return n
 
 
+# --- options: the settings each stage reads, by the same names
+
+
+def stage_options(settings: Settings) -> AnswerOptions:
+    """The options of every stage of the flow (retrieval and verification included), from the settings."""
+    s = settings
+    retrieval = RetrieveOptions(top_k=s.top_k, candidates=s.candidates, rrf_k=s.rrf_k, rerank_weight=s.rerank_weight,
+                                weaviate_fusion=s.weaviate_fusion)
+    verification = VerifyOptions(
+        supported_threshold=s.supported_threshold, uncertain_threshold=s.uncertain_threshold,
+        numbers_must_appear=s.numbers_must_appear, names_must_appear=s.names_must_appear,
+        details_must_appear=s.details_must_appear, cosine_supported=s.cosine_supported,
+        cosine_uncertain=s.cosine_uncertain, verifier_in_default=s.verifier_in_default,
+        verifier_refutes=s.verifier_refutes, nli_model=s.nli_model)
+    return AnswerOptions(
+        retrieval=retrieval, verification=verification, max_question_chars=s.max_question_chars, rerank=s.rerank,
+        relevance_floor=s.relevance_floor, relevance_confident=s.relevance_confident,
+        relevance_topical=s.relevance_topical, llm_max_tokens=s.llm_max_tokens, answer_sentences=s.answer_sentences,
+        verify=s.verify, verify_method=s.verify_method, verify_llm_second_opinion=s.verify_llm_second_opinion,
+        entity_types=tuple(s.list("entity_types")), evidence_k=s.evidence_k, correction_rounds=s.correction_rounds,
+        wikipedia=s.wikipedia, wikipedia_pages=s.wikipedia_pages)
+
+
+def weaviate_options(settings: Settings) -> WeaviateOptions:
+    """The Weaviate server and collection options, from the `weaviate_*` settings."""
+    s = settings
+    return WeaviateOptions(
+        weaviate_url=s.weaviate_url, weaviate_grpc_port=s.weaviate_grpc_port, weaviate_api_key=s.weaviate_api_key,
+        weaviate_collection=s.weaviate_collection, weaviate_tenant=s.weaviate_tenant,
+        weaviate_replication=s.weaviate_replication, weaviate_shards=s.weaviate_shards,
+        weaviate_fusion=s.weaviate_fusion)
+
+
+# --- runtime parts: each cheap to build; models load and servers connect on first use
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The embedding model with its backend, ONNX cache folder and sentence cache (one per process)."""
+    return load_embedder(settings.embedding_model, settings.embed_backend, str(settings.data_path / "models"),
+                         settings.embed_cache)
+
+
 def build_store(settings: Settings) -> Store:
     """The configured vector store (nothing is connected until first use)."""
     if settings.store == "embedded":
@@ -108,11 +159,35 @@ def build_store(settings: Settings) -> Store:
     if settings.store == "weaviate":
         from pipeline.weaviate_store import WeaviateStore
 
-        return WeaviateStore(settings)
+        return WeaviateStore(weaviate_options(settings))
     raise ValueError(f"unknown store {settings.store!r}; expected 'embedded' or 'weaviate'")
 
 
+def build_llm(settings: Settings) -> LLM | None:
+    """The configured LLM, or None when `llm_base_url` is empty (extractive answers)."""
+    if not settings.llm_base_url:
+        return None
+    return OpenAIChat(base_url=settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key,
+                      timeout=float(settings.llm_timeout), max_retries=int(settings.llm_retries))
+
+
+def build_wikipedia(settings: Settings) -> WikipediaSource | None:
+    """The configured Wikipedia source, or None when the `wikipedia` setting is `off`."""
+    if str(settings.wikipedia).lower() == "off":
+        return None
+    return WikipediaSource(settings.data_path / "wikipedia-cache.sqlite", api_url=settings.wikipedia_api_url,
+                           timeout=float(settings.wikipedia_timeout),
+                           cache_hours=float(settings.wikipedia_cache_hours), pages=int(settings.wikipedia_pages))
+
+
+def build_verifier(settings: Settings) -> TrainedVerifier:
+    """The trained verifier `verifier_model` names (empty: the shipped one), loaded when first used;
+    a named folder without one is reported then, as it always was (by `TrainedVerifier.load`)."""
+    return TrainedVerifier(str(settings.verifier_model or ""))
+
+
 def build_cross_encoder(settings: Settings):
+    """The configured CrossEncoder reranker, or None (the built-in reranker) when `reranker_model` is empty."""
     if not settings.reranker_model:
         return None
     from sentence_transformers import CrossEncoder
@@ -313,13 +388,12 @@ def build(settings: Settings, run_scheduler: bool = True, *, embedder: Embedder 
     redact_secrets_in_logs(settings)
     apply_threads(settings)
     given = {"embedder": embedder, "store": store, "llm": llm, "wiki": wiki, "cross_encoder": cross_encoder}
-    if embedder is None:
-        embedder = load_embedder(settings.embedding_model, settings.embed_backend, str(settings.data_path / "models"),
-                                 settings.embed_cache)
-    parts = Parts(store=build_store(settings) if store is None else store, embedder=embedder, settings=settings,
+    parts = Parts(store=build_store(settings) if store is None else store,
+                  embedder=build_embedder(settings) if embedder is None else embedder, options=stage_options(settings),
                   llm=build_llm(settings) if llm is None else llm,
                   wiki=build_wikipedia(settings) if wiki is None else wiki,
-                  cross_encoder=build_cross_encoder(settings) if cross_encoder is None else cross_encoder)
+                  cross_encoder=build_cross_encoder(settings) if cross_encoder is None else cross_encoder,
+                  verifier=build_verifier(settings))
     feedback = FeedbackStore(settings.data_path / "feedback.sqlite")
     return App(settings, parts, feedback, run_scheduler=run_scheduler,
                borrowed={name for name, part in given.items() if part is not None})

@@ -72,13 +72,15 @@ def run_retrieval(
     on retrieval as configured (`candidates` per ranker, default the setting), which is also what
     is timed; Recall@100 needs a deeper list, so a second, untimed call asks for `depth` chunks
     from `depth` candidates per ranker (a document has several chunks)."""
+    from bot.app import stage_options
     from pipeline.retrieve import retrieve
 
     judged = [(qid, text) for qid, text in queries.items() if is_judged(qrels.get(qid, {}))]
     if not judged:
         raise ValueError("no query has a relevance judgement: check that query ids match the qrels")
-    n = settings.candidates if candidates is None else candidates
-    retrieve(judged[0][1], store=store, embedder=embedder, settings=settings, k=1)  # warm up
+    options = stage_options(settings).retrieval
+    n = options.candidates if candidates is None else candidates
+    retrieve(judged[0][1], store=store, embedder=embedder, options=options, k=1)  # warm up
     vectors = embedder.encode([text for _, text in judged])  # for the untimed deep calls
     summary: dict[str, Any] = {"variants": {}, "queries": len(judged)}
     rows = []
@@ -87,11 +89,11 @@ def run_retrieval(
         times = []
         for (qid, text), vector in zip(judged, vectors, strict=True):
             t0 = time.perf_counter()
-            hits = retrieve(text, store=store, embedder=embedder, settings=settings, variant=variant,
+            hits = retrieve(text, store=store, embedder=embedder, options=options, variant=variant,
                             k=2 * n, candidates=n)
             times.append((time.perf_counter() - t0) * 1000)
             ranked = first_occurrence(doc_of(h.chunk.doc_id) for h in hits)
-            deep = retrieve(text, store=store, embedder=embedder, settings=settings, variant=variant,
+            deep = retrieve(text, store=store, embedder=embedder, options=options, variant=variant,
                             k=depth, candidates=max(n, depth), query_vector=vector)
             rel = qrels[qid]
             scores["ndcg@10"].append(ndcg_at_k(ranked, rel, 10))
@@ -126,14 +128,17 @@ def make_claim(text: str, entity_types: Iterable[str] = (), nlp=None) -> Claim:
 
 
 def make_verifier(method: str, embedder, settings) -> Verifier:
-    """One claim against its evidence with `pipeline.verify.verify_claims` and the given method."""
+    """One claim against its evidence with `pipeline.verify.verify_claims` and the given method, with
+    the options and trained verifier the bot builds from `settings`."""
+    from bot.app import build_verifier, stage_options
     from pipeline import verify
 
-    types = settings.list("entity_types")
+    options = stage_options(settings)
+    verifier = build_verifier(settings)
 
     def check(claim: str, evidence: Sequence[Evidence]) -> Verdict:
-        verdicts = verify.verify_claims([make_claim(claim, types)], [list(evidence)], method=method,
-                                        embedder=embedder, settings=settings)
+        verdicts = verify.verify_claims([make_claim(claim, options.entity_types)], [list(evidence)], method=method,
+                                        embedder=embedder, options=options.verification, verifier=verifier)
         return verdicts[0]
 
     return check
@@ -199,11 +204,14 @@ def run_verify(
 
 def retrieved_evidence(store, embedder, settings, k: int | None = None) -> Callable[[Pair], list[Evidence]]:
     """Evidence for a pair's claim retrieved by ravbot from `store` (pipeline.evidence.kb_evidence)."""
+    from bot.app import stage_options
     from pipeline.evidence import kb_evidence
 
+    options = stage_options(settings)
+
     def gather(pair: Pair) -> list[Evidence]:
-        return list(kb_evidence(pair.claim, store=store, embedder=embedder, settings=settings,
-                                k=k or settings.evidence_k))
+        return list(kb_evidence(pair.claim, store=store, embedder=embedder, options=options.retrieval,
+                                k=k or options.evidence_k))
 
     return gather
 
@@ -278,10 +286,12 @@ def run_answers(
 
     Reports how often the hallucinated answer is flagged, the right one is flagged, and the pair is
     told apart (hallucinated flagged and right not), on all pairs and on length-matched pairs."""
+    from bot.app import stage_options
     from pipeline.evidence import kb_evidence
     from pipeline.index import index_documents
     from pipeline.store import EmbeddedStore
 
+    options = stage_options(settings)
     records = []
     for n, row in enumerate(rows):
         store = EmbeddedStore(Path(workdir) / f"halueval-{n}.db")
@@ -295,8 +305,8 @@ def run_answers(
                 t0 = time.perf_counter()
                 for which in ("right_answer", "hallucinated_answer"):
                     claim = row[which] if form == "written" else as_sentence(row["question"], row[which])
-                    evidence = kb_evidence(claim, store=store, embedder=embedder, settings=settings,
-                                           k=settings.evidence_k)
+                    evidence = kb_evidence(claim, store=store, embedder=embedder, options=options.retrieval,
+                                           k=options.evidence_k)
                     flagged[which] = verifier(claim, evidence).flagged
                 records.append({"row": n, "form": form, "right_flagged": flagged["right_answer"],
                                 "hallucinated_flagged": flagged["hallucinated_answer"],
@@ -342,14 +352,16 @@ def run_golden(
 ) -> tuple[dict, list[dict]]:
     """Recall@k of each question's relevant sources in the current index, and the rate of
     "I don't know" answers where an expected answer exists (asked through `core.ask`)."""
+    from bot.app import stage_options
     from pipeline.retrieve import retrieve
     from pipeline.types import Question
 
-    k = k or settings.top_k
+    options = stage_options(settings).retrieval
+    k = k or options.top_k
     records = []
     for row in rows:
         relevant = [str(r) for r in row.get("relevant", [])]
-        hits = retrieve(row["question"], store=store, embedder=embedder, settings=settings, k=k,
+        hits = retrieve(row["question"], store=store, embedder=embedder, options=options, k=k,
                         cross_encoder=cross_encoder)
         keys = [(h.chunk.doc_id, h.chunk.path, h.chunk.url, h.chunk.source) for h in hits]
         found = [r for r in relevant if any(matches(kk, r) for kk in keys)]

@@ -23,7 +23,9 @@ def score_pairs(
 
     `confidence` is P(supported) in [0, 1] (for `cosine`, the max cosine clipped to [0, 1]). Each
     claim carries every entity spaCy finds in it, as `pipeline.verify.align.analyse` reads a claim
-    given without entities; the defaults are the bundled embedder and the default settings."""
+    given without entities; the defaults are the bundled embedder and the default settings. The
+    verification options and the trained verifier come from `settings` as the bot builds them."""
+    from bot.app import build_verifier, stage_options
     from pipeline import verify
 
     if len(claims) != len(evidences):
@@ -44,5 +46,6 @@ def score_pairs(
     return verify.verify_claims(
         [Claim(text=c, start=0, end=len(c), entities=ents) for c, ents in zip(claims, entities, strict=True)],
         [[Evidence(text=t) for t in ev] for ev in evidences],
-        method=method, embedder=embedder, settings=settings, llm=llm, cited=[cited] * len(claims),
+        method=method, embedder=embedder, options=stage_options(settings).verification,
+        verifier=build_verifier(settings), llm=llm, cited=[cited] * len(claims),
     )

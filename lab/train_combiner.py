@@ -244,6 +244,7 @@ def _holdout_mask(pairs: Sequence[Pair], held: str) -> tuple[np.ndarray, np.ndar
 def train(data_dir: Path, out_path: Path, seed: int = 0) -> dict:
     """Fit the combiner on all open pairs, write it to `out_path`, and return the figures. Training
     leaves the runtime's caches alone: a process that already loaded a combiner keeps it."""
+    from bot.app import stage_options
     from config.settings import load_settings
     from pipeline.embed import load_embedder
 
@@ -271,7 +272,7 @@ def train(data_dir: Path, out_path: Path, seed: int = 0) -> dict:
         fit = _fit(x[train_mask], y[train_mask], seed)
         probs = _predict(fit, x[test_mask])
         idx = np.flatnonzero(test_mask)
-        decided = verify.decide([aligned[i] for i in idx], list(probs), settings)
+        decided = verify.decide([aligned[i] for i in idx], list(probs), stage_options(settings).verification)
         judged = np.array([pairs[i].kind != "nei" for i in idx])  # supports vs contradicts only
         yt = y[idx][judged]
         cos_sup = np.array([cosine[i].label is Label.SUPPORTED for i in idx])[judged]

@@ -26,7 +26,7 @@ from pipeline.generate import (
     user_prompt,
 )
 from pipeline.names import Name, mentions, names
-from pipeline.retrieve import in_scope, question_nouns, retrieve, unseen
+from pipeline.retrieve import RetrieveOptions, in_scope, question_nouns, retrieve, unseen
 from pipeline.store import Store, StoreUnavailable
 from pipeline.types import (
     IDK,
@@ -39,23 +39,50 @@ from pipeline.types import (
     Question,
     Verdict,
 )
-from pipeline.verify import verify_claims
+from pipeline.verifier_model import TrainedVerifier
+from pipeline.verify import VerifyOptions, verify_claims
 from pipeline.verify.second_opinion import second_opinion
 
 log = logging.getLogger(__name__)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
 
 
+@dataclass(frozen=True)
+class AnswerOptions:
+    """What the flow reads, each field the setting of the same name (built by `bot.app.stage_options`),
+    with the options of retrieval and verification."""
+
+    retrieval: RetrieveOptions
+    verification: VerifyOptions
+    max_question_chars: int
+    rerank: bool
+    relevance_floor: float
+    relevance_confident: float
+    relevance_topical: float
+    llm_max_tokens: int
+    answer_sentences: int
+    verify: bool
+    verify_method: str
+    verify_llm_second_opinion: bool
+    entity_types: tuple[str, ...]
+    evidence_k: int
+    correction_rounds: int
+    wikipedia: str
+    wikipedia_pages: int
+
+
 @dataclass
 class Parts:
-    """Everything a question needs, built once by `bot.app`. `llm`, `wiki`, `cross_encoder` are optional."""
+    """Everything a question needs, built once by `bot.app`. `llm`, `wiki`, `cross_encoder` and
+    `verifier` (the trained verifier model, loaded on first use) are optional."""
 
     store: Store
     embedder: Embedder
-    settings: object
+    options: AnswerOptions
     llm: object | None = None
     wiki: object | None = None
     cross_encoder: object | None = None
+    verifier: TrainedVerifier | None = None
 
 
 @dataclass
@@ -92,9 +119,9 @@ def question_problem(text: str, max_chars: int) -> str | None:
 
 def answer_question(question: Question, parts: Parts) -> Answer:
     """Answer and verify one question. Never raises for bad input, a down LLM or a down store."""
-    s, timer = parts.settings, Timer()
+    o, timer = parts.options, Timer()
     text = clean_question(question.text)
-    if problem := question_problem(text, s.max_question_chars):
+    if problem := question_problem(text, o.max_question_chars):
         return Answer(question=text, text=problem, error="bad question")
     filters = {"source": question.sources, "domain": question.domains}
     try:
@@ -103,8 +130,8 @@ def answer_question(question: Question, parts: Parts) -> Answer:
         if timer.timings["load"] < 50:  # already loaded
             del timer.timings["load"]
         with timer.stage("retrieve"):
-            hits = retrieve(text, store=parts.store, embedder=parts.embedder, settings=s, filters=filters,
-                            variant="rrf+rerank" if s.rerank else "rrf", cross_encoder=parts.cross_encoder)
+            hits = retrieve(text, store=parts.store, embedder=parts.embedder, options=o.retrieval, filters=filters,
+                            variant="rrf+rerank" if o.rerank else "rrf", cross_encoder=parts.cross_encoder)
         if not answerable(text, hits, parts):
             return Answer(question=text, text=IDK, idk=True, timings=timer.timings)
         sources, numbers = number_sources(hits)
@@ -112,7 +139,7 @@ def answer_question(question: Question, parts: Parts) -> Answer:
             draft, notes = draft_answer(text, hits, numbers, parts)
         draft, invented = check_citations(draft, {src.id for src in sources})
         answer_text, verdicts = draft, []
-        if s.verify and draft != IDK:
+        if o.verify and draft != IDK:
             checker = ClaimChecker(parts, timer, filters, question=text, cited=cited_evidence(hits, numbers))
             verdicts = checker.check(answer_text)
             with timer.stage("correct"):
@@ -130,24 +157,23 @@ def load_models(parts: Parts) -> None:
     """Load (once per process) the models a question will use: the embedder, and for verification
     spaCy and the trained verifier."""
     _ = parts.embedder.model
-    s = parts.settings
-    if s.verify:
-        from pipeline import verifier_model
+    o = parts.options
+    if o.verify:
         from pipeline.claims import load_nlp
 
         load_nlp()
-        if (s.verify_method == "model" or (s.verify_method == "default" and s.verifier_in_default)) \
-                and verifier_model.available(s.verifier_model):
-            verifier_model.load_verifier(s.verifier_model)
+        if (o.verify_method == "model" or (o.verify_method == "default" and o.verification.verifier_in_default)) \
+                and parts.verifier is not None and parts.verifier.available():
+            parts.verifier.load()
 
 
 def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
     """The relevance floor: refuse before any LLM call when the documents do not cover the question
     (`pipeline.retrieve.in_scope`); which of its nouns no document contains is looked up in the store."""
-    s = parts.settings
-    limits = {"floor": s.relevance_floor, "confident": s.relevance_confident, "topical": s.relevance_topical}
+    o = parts.options
+    limits = {"floor": o.relevance_floor, "confident": o.relevance_confident, "topical": o.relevance_topical}
     best = max(((h.dense or 0.0) for h in hits), default=0.0)
-    if best < s.relevance_floor or best >= s.relevance_confident:
+    if best < o.relevance_floor or best >= o.relevance_confident:
         return in_scope(hits, [], [], **limits)
     nouns = question_nouns(question)
     unknown = [n for n in nouns if not parts.store.bm25_search(n, 1)]
@@ -156,17 +182,17 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
 
 def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts: Parts) -> tuple[str, list[str]]:
     """The LLM's draft, or the extractive one when no LLM is configured or it fails."""
-    s = parts.settings
+    o = parts.options
     if parts.llm is not None:
         from pipeline.llm import LLMError
 
         try:
-            return generate_llm(parts.llm, question, hits, numbers, s.llm_max_tokens), []
+            return generate_llm(parts.llm, question, hits, numbers, o.llm_max_tokens), []
         except LLMError as e:
             log.warning("LLM failed, falling back to an extractive answer: %s", e)
             note = "The language model was unavailable, so this answer quotes the documents directly."
-            return generate_extractive(question, hits, numbers, parts.embedder, s.answer_sentences), [note]
-    return generate_extractive(question, hits, numbers, parts.embedder, s.answer_sentences), []
+            return generate_extractive(question, hits, numbers, parts.embedder, o.answer_sentences), [note]
+    return generate_extractive(question, hits, numbers, parts.embedder, o.answer_sentences), []
 
 
 class ClaimChecker:
@@ -181,9 +207,8 @@ class ClaimChecker:
         self.notes: list[str] = []
 
     def check(self, text: str) -> list[Verdict]:
-        s = self.parts.settings
         with self.timer.stage("claims"):
-            claims = extract_claims(text, s.list("entity_types"))
+            claims = extract_claims(text, list(self.parts.options.entity_types))
         keyed = [((c.text, cited_numbers(text[c.start:c.end])), c) for c in claims]
         todo = list({key: c for key, c in keyed if key not in self.known}.items())  # each claim once
         if todo:
@@ -195,10 +220,10 @@ class ClaimChecker:
     def _verify(self, claims: list[Claim], cites: list[tuple[int, ...]]) -> list[Verdict]:
         """Evidence per claim: the chunks it cites first, then the knowledge base's best for it; and the
         claim's names that no document mentions at all (the whole index is searched)."""
-        p, s = self.parts, self.parts.settings
+        p, o = self.parts, self.parts.options
         with self.timer.stage("evidence"):
             found = kb_evidence_batch([c.text for c in claims], store=p.store, embedder=p.embedder,
-                                      settings=s, cross_encoder=p.cross_encoder)
+                                      options=o.retrieval, k=o.evidence_k, cross_encoder=p.cross_encoder)
             evidence = [cited_first([e for n in numbers for e in self.cited.get(n, [])], ev)
                         for numbers, ev in zip(cites, found, strict=True)]
             claim_names = [names(c.text) for c in claims]  # claim texts carry no markers
@@ -206,15 +231,15 @@ class ClaimChecker:
             unknown = [[n for n in ns if n.text not in mentioned] for ns in claim_names]
         with self.timer.stage("verify"):
             stored = (p.store.vectors([e.chunk_id for ev in evidence for e in ev])
-                      if s.verify_method == "cosine" else None)  # the baseline compares whole chunks: reuse their vectors
-            verdicts = verify_claims(claims, evidence, method=s.verify_method, embedder=p.embedder, settings=s,
-                                     llm=p.llm, chunk_vectors=stored, invented=[[n.text for n in ns] for ns in unknown],
+                      if o.verify_method == "cosine" else None)  # the baseline compares whole chunks: reuse their vectors
+            verdicts = verify_claims(claims, evidence, method=o.verify_method, embedder=p.embedder,
+                                     options=o.verification, verifier=p.verifier, llm=p.llm, chunk_vectors=stored, invented=[[n.text for n in ns] for ns in unknown],
                                      given=self.question, cited=[bool(numbers) for numbers in cites])
         verdicts = [dataclasses.replace(v, checked_against=("kb",)) for v in verdicts]
         verdicts = self._with_wikipedia(claims, cites, evidence, unknown, verdicts)
-        if s.verify_llm_second_opinion and p.llm is not None:  # UNCERTAIN claims only, one LLM call
+        if o.verify_llm_second_opinion and p.llm is not None:  # UNCERTAIN claims only, one LLM call
             with self.timer.stage("verify"):
-                verdicts = second_opinion(verdicts, p.llm, supported_confidence=s.supported_threshold)
+                verdicts = second_opinion(verdicts, p.llm, supported_confidence=o.verification.supported_threshold)
         return verdicts
 
     def _with_wikipedia(self, claims: list[Claim], cites: list[tuple[int, ...]], evidence: list[list[Evidence]],
@@ -222,10 +247,10 @@ class ClaimChecker:
         """The claims the knowledge base does not back, verified again with Wikipedia passages added.
         Wikipedia counts only for names that are not the team's own: a code identifier no document
         mentions stays invented whatever Wikipedia says; a proper name its passages mention does not."""
-        p, s = self.parts, self.parts.settings
-        if p.wiki is None or s.wikipedia == "off":
+        p, o = self.parts, self.parts.options
+        if p.wiki is None or o.wikipedia == "off":
             return verdicts
-        weak = [i for i, v in enumerate(verdicts) if s.wikipedia == "always" or v.label is not Label.SUPPORTED]
+        weak = [i for i, v in enumerate(verdicts) if o.wikipedia == "always" or v.label is not Label.SUPPORTED]
         if not weak:
             return verdicts
         with self.timer.stage("evidence"):
@@ -236,7 +261,8 @@ class ClaimChecker:
                     for j, i in enumerate(weak)]
         with self.timer.stage("verify"):
             again = verify_claims([claims[i] for i in weak], [evidence[i] + extra[j] for j, i in enumerate(weak)],
-                                  method=s.verify_method, embedder=p.embedder, settings=s, llm=p.llm,
+                                  method=o.verify_method, embedder=p.embedder, options=o.verification,
+                                  verifier=p.verifier, llm=p.llm,
                                   invented=invented, given=self.question, cited=[bool(cites[i]) for i in weak])
         verdicts = list(verdicts)
         for j, i in enumerate(weak):
@@ -249,7 +275,7 @@ class ClaimChecker:
         out = []
         for claim in claims:
             try:
-                out.append(self.parts.wiki.search_passages(claim, pages=self.parts.settings.wikipedia_pages))
+                out.append(self.parts.wiki.search_passages(claim, pages=self.parts.options.wikipedia_pages))
             except WikipediaUnavailable as e:
                 log.warning("Wikipedia unavailable, verifying on the knowledge base only: %s", e)
                 self.notes.append("Wikipedia was unreachable, so claims were checked against the knowledge base only.")
@@ -280,8 +306,8 @@ def correct(text: str, verdicts: list[Verdict], question: str, hits: list[Hit], 
             parts: Parts, checker: ClaimChecker) -> tuple[str, list[Verdict]]:
     """Revise flagged claims: with an LLM, bounded revise-and-reverify rounds; without, drop
     unsupported/contradicted sentences and keep uncertain ones flagged."""
-    s = parts.settings
-    for _ in range(s.correction_rounds):
+    o = parts.options
+    for _ in range(o.correction_rounds):
         flagged = [v for v in verdicts if needs_correction(v)]
         if not flagged:
             break
@@ -294,7 +320,7 @@ def correct(text: str, verdicts: list[Verdict], question: str, hits: list[Hit], 
 
             prompt = user_prompt(question, hits, numbers) + "\n\n" + correction_request(text, flagged)
             try:
-                revised = parts.llm.complete(SYSTEM_PROMPT, prompt, max_tokens=s.llm_max_tokens).strip()
+                revised = parts.llm.complete(SYSTEM_PROMPT, prompt, max_tokens=o.llm_max_tokens).strip()
             except LLMError as e:
                 log.warning("correction skipped, LLM failed: %s", e)
                 checker.notes.append("The language model was unavailable for correction; flagged claims are marked.")

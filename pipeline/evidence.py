@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pipeline.embed import Embedder
-from pipeline.retrieve import retrieve
+from pipeline.retrieve import RetrieveOptions, retrieve
 from pipeline.store import Store
 from pipeline.types import Evidence, Hit
 
@@ -18,17 +18,19 @@ def hit_to_evidence(hit: Hit) -> Evidence:
                     score=float(hit.dense or 0.0), chunk_id=c.id, section=" > ".join(c.headings))
 
 
-def kb_evidence(claim: str, *, store: Store, embedder: Embedder, settings, k: int | None = None,
+def kb_evidence(claim: str, *, store: Store, embedder: Embedder, options: RetrieveOptions, k: int,
                 query_vector: np.ndarray | None = None, cross_encoder=None) -> list[Evidence]:
-    """The top-k knowledge-base chunks for one claim. Chunks are never re-embedded: only the claim is."""
-    hits = retrieve(claim, store=store, embedder=embedder, settings=settings,
-                    k=settings.evidence_k if k is None else k, query_vector=query_vector, cross_encoder=cross_encoder)
+    """The top-k knowledge-base chunks for one claim (`k`: the `evidence_k` setting in the flow).
+    Chunks are never re-embedded: only the claim is."""
+    hits = retrieve(claim, store=store, embedder=embedder, options=options,
+                    k=k, query_vector=query_vector, cross_encoder=cross_encoder)
     return [hit_to_evidence(h) for h in hits]
 
 
-def kb_evidence_batch(claims: Sequence[str], *, store: Store, embedder: Embedder, settings,
-                      cross_encoder=None) -> list[list[Evidence]]:
+def kb_evidence_batch(claims: Sequence[str], *, store: Store, embedder: Embedder, options: RetrieveOptions,
+                      k: int, cross_encoder=None) -> list[list[Evidence]]:
     """`kb_evidence` for many claims with one embedding call."""
     vectors = embedder.encode(list(claims))
-    return [kb_evidence(c, store=store, embedder=embedder, settings=settings, query_vector=v, cross_encoder=cross_encoder)
+    return [kb_evidence(c, store=store, embedder=embedder, options=options, k=k, query_vector=v,
+                        cross_encoder=cross_encoder)
             for c, v in zip(claims, vectors, strict=True)]

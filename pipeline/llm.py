@@ -1,8 +1,8 @@
 """The LLM seam: one `complete(system, user)` call to any OpenAI-compatible chat endpoint.
 
-`build_llm(settings)` returns None when no endpoint is configured (ravbot then answers
-extractively), or an `OpenAIChat` talking to `llm_base_url` (OpenAI, Ollama, vLLM,
-llama.cpp server, ...) through the official `openai` client. Every failure (refused
+`OpenAIChat` talks to an OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp server,
+...) through the official `openai` client; `bot.app.build_llm` makes one from the `llm_*` settings,
+or none when no endpoint is configured (ravbot then answers extractively). Every failure (refused
 connection, timeout, HTTP error after the client's bounded retries, a reply with no text,
 a reply that is not JSON when JSON was asked for) surfaces as one `LLMError` whose message
 names the endpoint and the cause, never the API key.
@@ -118,19 +118,6 @@ def unfenced(text: str) -> str:
 def read_json(text: str) -> Any:
     """The JSON value of an LLM's reply, fenced or not; ValueError when it is not JSON."""
     return json.loads(unfenced(text))
-
-
-def build_llm(settings: Any) -> LLM | None:
-    """The configured LLM, or None when `llm_base_url` is empty (extractive answers)."""
-    if not settings.llm_base_url:
-        return None
-    return OpenAIChat(
-        base_url=settings.llm_base_url,
-        model=settings.llm_model,
-        api_key=settings.llm_api_key,
-        timeout=float(settings.llm_timeout),
-        max_retries=int(settings.llm_retries),
-    )
 
 
 def _reply_text(response: Any) -> str | None:

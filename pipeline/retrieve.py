@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -12,6 +13,17 @@ from pipeline.store import Filters, Store
 from pipeline.types import Hit
 
 VARIANTS = ("bm25", "dense", "rrf", "rrf+rerank")
+
+
+@dataclass(frozen=True)
+class RetrieveOptions:
+    """What retrieval reads, each field the setting of the same name (built by `bot.app.stage_options`)."""
+
+    top_k: int
+    candidates: int
+    rrf_k: int
+    rerank_weight: float
+    weaviate_fusion: str
 
 
 def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> dict[str, float]:
@@ -41,7 +53,7 @@ def retrieve(
     *,
     store: Store,
     embedder: Embedder,
-    settings,
+    options: RetrieveOptions,
     filters: Filters | None = None,
     variant: str = "rrf+rerank",
     k: int | None = None,
@@ -49,13 +61,14 @@ def retrieve(
     query_vector: np.ndarray | None = None,
     cross_encoder=None,
 ) -> list[Hit]:
-    """The best `k` chunks for `query` (best first). Every Hit carries its cosine (`dense`) so the
-    caller can apply the relevance floor. `variant`: `rrf+rerank`, or `rrf` with the `rerank` setting
-    off; `bm25` and `dense` (one ranker alone) are measured by `ravbot eval retrieval`."""
+    """The best `k` chunks (None: `options.top_k`) for `query` (best first), from `candidates` per
+    ranker (None: `options.candidates`). Every Hit carries its cosine (`dense`) so the caller can
+    apply the relevance floor. `variant`: `rrf+rerank`, or `rrf` with the `rerank` setting off;
+    `bm25` and `dense` (one ranker alone) are measured by `ravbot eval retrieval`."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown retrieval variant {variant!r}; expected one of {', '.join(VARIANTS)}")
-    k = settings.top_k if k is None else k
-    n = max(settings.candidates if candidates is None else candidates, k)
+    k = options.top_k if k is None else k
+    n = max(options.candidates if candidates is None else candidates, k)
     vector = query_vector
     if vector is None and variant != "bm25":  # BM25 alone needs no embedding
         vector = embedder.encode([query])[0]
@@ -63,8 +76,8 @@ def retrieve(
     bm25 = store.bm25_search(query, n, filters) if variant != "dense" else []
     dense_rank = {cid: r for r, (cid, _) in enumerate(dense, start=1)}
     bm25_rank = {cid: r for r, (cid, _) in enumerate(bm25, start=1)}
-    fused = rrf([[c for c, _ in dense], [c for c, _ in bm25]], settings.rrf_k)
-    if variant.startswith("rrf") and getattr(settings, "weaviate_fusion", "ravbot") != "ravbot" and hasattr(store, "hybrid_search"):
+    fused = rrf([[c for c, _ in dense], [c for c, _ in bm25]], options.rrf_k)
+    if variant.startswith("rrf") and options.weaviate_fusion != "ravbot" and hasattr(store, "hybrid_search"):
         fused = dict(store.hybrid_search(query, vector, n, filters))  # Weaviate's own fusion replaces RRF
     ids = list(fused)
     if not ids:
@@ -88,7 +101,7 @@ def retrieve(
             bm_floor = min(bm.values(), default=0.0)
             scores = rerank_scores(np.array([cosines[c] for c in order]),
                                    np.array([bm.get(c, bm_floor) for c in order]),
-                                   np.array([fused[c] for c in order]), settings.rerank_weight)
+                                   np.array([fused[c] for c in order]), options.rerank_weight)
         final = dict(zip(order, scores.tolist(), strict=True))
         order = sorted(order, key=lambda c: -final[c])
     else:

@@ -1,7 +1,8 @@
 """ravbot's own verifier model: a MiniLM cross-encoder (LoRA adapter + 3-way head) that reads claim and evidence together.
 
 `load_verifier(path)` applies the adapter in `path` (default: the shipped pipeline/models/verifier)
-over the installed all-MiniLM-L6-v2 weights, offline, and caches the result; `VerifierModel.predict`
+over the installed all-MiniLM-L6-v2 weights, offline, and caches the result; `TrainedVerifier(path)`
+is the not-yet-loaded one verification is given (chosen by `bot.app.build_verifier`); `VerifierModel.predict`
 scores (claim, evidence) pairs in batches and returns temperature-scaled probabilities in the
 order of `LABELS`: [supports, refutes, not enough info]. Training lives in `lab.train_verifier`.
 """
@@ -12,6 +13,7 @@ import functools
 import json
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +142,24 @@ def available(path: str = "") -> bool:
     """Whether a trained verifier exists at `path` (default: the shipped one)."""
     folder = Path(path).expanduser() if path else VERIFIER_DIR
     return (folder / "manifest.json").is_file() and (folder / "adapter_config.json").is_file()
+
+
+@dataclass(frozen=True)
+class TrainedVerifier:
+    """The verifier in `path` (empty: the shipped one, if any), loaded on first use: what
+    `pipeline.verify` is given (built by `bot.app.build_verifier`)."""
+
+    path: str
+
+    def available(self) -> bool:
+        return available(self.path)
+
+    def load(self) -> VerifierModel | None:
+        """The loaded verifier (cached per process), or None when no path is given and none is
+        shipped; ValueError naming a given path that holds no trained verifier."""
+        if self.path and not self.available():
+            raise ValueError(f"verifier_model {self.path!r} has no trained verifier (manifest.json + adapter files expected)")
+        return load_verifier(self.path) if self.available() else None
 
 
 @functools.cache

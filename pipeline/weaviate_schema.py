@@ -1,14 +1,15 @@
 """How ravbot's chunks and documents are laid out in Weaviate, as pure helpers unit-tested without a server.
 
 Object ids and properties of chunks and document records, the collection definition, filters,
-batch-failure checks, server URLs and versions, and `Target` (where one generation lives).
+batch-failure checks, server URLs and versions, `Target` (where one generation lives) and
+`WeaviateOptions` (the server and collection settings a `WeaviateStore` is made with).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,6 +22,21 @@ VECTOR = "embedding"  # the name of the self-provided vector
 CHUNK_PROPS = ("chunk_id", "doc_id", "text", "context_text", "title", "headings", "source",
                "domain", "url", "path", "position", "doc_hash", "modified")
 ALL_PROPS = (*CHUNK_PROPS, "kind", "search_text")
+
+
+@dataclass(frozen=True)
+class WeaviateOptions:
+    """Where the server is and how collections are made, each field the setting of the same name
+    (built by `bot.app.weaviate_options`)."""
+
+    weaviate_url: str
+    weaviate_grpc_port: int
+    weaviate_api_key: str = field(repr=False)  # a secret: never in a repr or a log line
+    weaviate_collection: str
+    weaviate_tenant: str
+    weaviate_replication: int
+    weaviate_shards: int
+    weaviate_fusion: str
 
 
 class BatchFailed(RuntimeError):
@@ -81,7 +97,7 @@ def build_filters(filters: Filters | None):
     return parts[0] if len(parts) == 1 else Filter.all_of(parts)
 
 
-def collection_config(settings: Any, name: str) -> dict[str, Any]:
+def collection_config(options: WeaviateOptions, name: str) -> dict[str, Any]:
     """Keyword arguments of `client.collections.create` for one generation (or the multi-tenant collection)."""
     from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
 
@@ -105,12 +121,12 @@ def collection_config(settings: Any, name: str) -> dict[str, Any]:
         "vector_config": Configure.Vectors.self_provided(
             name=VECTOR, vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE)),
         "inverted_index_config": Configure.inverted_index(bm25_k1=1.2, bm25_b=0.75),
-        "replication_config": Configure.replication(factor=int(settings.weaviate_replication)),
+        "replication_config": Configure.replication(factor=options.weaviate_replication),
     }
-    if settings.weaviate_tenant:
+    if options.weaviate_tenant:
         config["multi_tenancy_config"] = Configure.multi_tenancy(enabled=True, auto_tenant_creation=False)
     else:  # a multi-tenant collection has one shard per tenant
-        config["sharding_config"] = Configure.sharding(desired_count=int(settings.weaviate_shards))
+        config["sharding_config"] = Configure.sharding(desired_count=options.weaviate_shards)
     return config
 
 

@@ -34,6 +34,7 @@ from pipeline.weaviate_schema import (
     VECTOR,
     BatchFailed,
     Target,
+    WeaviateOptions,
     build_filters,
     check_failed,
     chunk_from_properties,
@@ -61,14 +62,14 @@ QUERY_MAXIMUM_RESULTS = 10_000  # Weaviate's default cap on limit + offset
 class WeaviateStore:
     """A `Store` on a Weaviate server; connects on first use."""
 
-    def __init__(self, settings: Any):
-        if settings.weaviate_fusion not in FUSIONS:
-            raise ValueError(f"weaviate_fusion {settings.weaviate_fusion!r} is not one of {', '.join(FUSIONS)}")
-        self.settings = settings
-        self.url = settings.weaviate_url or f"http://localhost:8080 (gRPC {settings.weaviate_grpc_port})"
-        self.base = _collection_name(settings.weaviate_collection)
-        self.tenant = settings.weaviate_tenant or None
-        self.fusion = settings.weaviate_fusion
+    def __init__(self, options: WeaviateOptions):
+        if options.weaviate_fusion not in FUSIONS:
+            raise ValueError(f"weaviate_fusion {options.weaviate_fusion!r} is not one of {', '.join(FUSIONS)}")
+        self.options = options
+        self.url = options.weaviate_url or f"http://localhost:8080 (gRPC {options.weaviate_grpc_port})"
+        self.base = _collection_name(options.weaviate_collection)
+        self.tenant = options.weaviate_tenant or None
+        self.fusion = options.weaviate_fusion
         self._client = None
         self._aliases = False
         self._alias_seen = False
@@ -80,7 +81,7 @@ class WeaviateStore:
     def client(self):
         with self._lock:
             if self._client is None:
-                self._client, version = _connect(self.settings)
+                self._client, version = _connect(self.options)
                 self._aliases = version >= ALIAS_VERSION
             return self._client
 
@@ -259,10 +260,10 @@ class WeaviateStore:
         cols = self.client.collections
         if target.tenant:
             if not cols.exists(target.collection):
-                cols.create(**collection_config(self.settings, target.collection))
+                cols.create(**collection_config(self.options, target.collection))
             cols.use(target.collection).tenants.create([Tenant(name=target.tenant)])
         else:
-            cols.create(**collection_config(self.settings, target.collection))
+            cols.create(**collection_config(self.options, target.collection))
 
     def _drop(self, target: Target) -> None:
         if target.tenant:
@@ -287,7 +288,7 @@ class WeaviateStore:
         cols = self.client.collections
         if not cols.exists(self._meta_name):
             cols.create(self._meta_name, properties=[Property(name="active", data_type=DataType.TEXT)],
-                        replication_config=collection_config(self.settings, "x")["replication_config"])
+                        replication_config=collection_config(self.options, "x")["replication_config"])
         active = target.tenant or target.collection
         meta = cols.use(self._meta_name)
         if meta.data.exists(self._meta_uuid()):
@@ -450,14 +451,14 @@ def _documents(col, source: str | None) -> Iterable[Mapping[str, Any]]:
             if o.properties.get("kind") == "document" and (source is None or o.properties.get("source") == source)]
 
 
-def _connect(settings: Any):
+def _connect(options: WeaviateOptions):
     """A connected client and the server version; StoreUnavailable (with the URL and cause) otherwise."""
     import weaviate
     from weaviate.classes.init import AdditionalConfig, Auth, Timeout
     from weaviate.exceptions import WeaviateBaseError
 
-    url = settings.weaviate_url
-    auth = Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None
+    url = options.weaviate_url
+    auth = Auth.api_key(options.weaviate_api_key) if options.weaviate_api_key else None
     config = AdditionalConfig(timeout=Timeout(init=5, query=30, insert=120))
     shown = url or "http://localhost:8080"
     try:
@@ -465,16 +466,16 @@ def _connect(settings: Any):
             host, port, secure = parse_url(url)
             client = weaviate.connect_to_custom(
                 http_host=host, http_port=port, http_secure=secure, grpc_host=host,
-                grpc_port=int(settings.weaviate_grpc_port), grpc_secure=secure,
+                grpc_port=options.weaviate_grpc_port, grpc_secure=secure,
                 auth_credentials=auth, additional_config=config)
         else:
-            client = weaviate.connect_to_local(grpc_port=int(settings.weaviate_grpc_port),
+            client = weaviate.connect_to_local(grpc_port=options.weaviate_grpc_port,
                                                auth_credentials=auth, additional_config=config)
     except WeaviateBaseError as e:
         if "is not supported" in str(e):
             raise StoreUnavailable(f"Weaviate at {shown} is too old: ravbot needs "
                                    f"{'.'.join(map(str, MIN_VERSION))} or newer ({e})") from e
-        raise StoreUnavailable(f"Weaviate at {shown} (gRPC port {settings.weaviate_grpc_port}) is unreachable: {e}") from e
+        raise StoreUnavailable(f"Weaviate at {shown} (gRPC port {options.weaviate_grpc_port}) is unreachable: {e}") from e
     except OSError as e:
         raise StoreUnavailable(f"Weaviate at {shown} is unreachable: {e}") from e
     try:

@@ -226,19 +226,6 @@ class WikipediaSource:
             )
 
 
-def build_wikipedia(settings: Any) -> WikipediaSource | None:
-    """The configured Wikipedia source, or None when the `wikipedia` setting is `off`."""
-    if str(settings.wikipedia).lower() == "off":
-        return None
-    return WikipediaSource(
-        settings.data_path / "wikipedia-cache.sqlite",
-        api_url=settings.wikipedia_api_url,
-        timeout=float(settings.wikipedia_timeout),
-        cache_hours=float(settings.wikipedia_cache_hours),
-        pages=int(settings.wikipedia_pages),
-    )
-
-
 # --- passages and ranking
 
 _WORD = re.compile(r"\w+")

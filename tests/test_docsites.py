@@ -269,14 +269,14 @@ def test_links_are_written_per_platform():
 
 
 def test_loading_the_model_is_its_own_timing(tmp_path, embedder, settings):
-    from bot.app import build_store
+    from bot.app import build_store, stage_options
     from pipeline.index import index_documents
 
     doc = Document(id="kb:leave", source="kb", title="Leave", text=LEAVE, path="leave.md")
     store = build_store(settings)
     index_documents(store, embedder, "kb", [doc])
     fresh = Embedder(embedder.name)  # not loaded yet
-    parts = Parts(store=store, embedder=fresh, settings=settings.replace(verify=False))
+    parts = Parts(store=store, embedder=fresh, options=stage_options(settings.replace(verify=False)))
     first = answer_question(Question("How many hours of leave can I carry over?"), parts)
     second = answer_question(Question("How do I request leave?"), parts)
     assert "load" in first.timings and "retrieve" in first.timings and "load" not in second.timings

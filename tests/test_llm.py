@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from pipeline.llm import LLMError, OpenAIChat, build_llm
+from bot.app import build_llm
+from pipeline.llm import LLMError, OpenAIChat
 from tests.fakes.openai_server import FakeOpenAI
 
 

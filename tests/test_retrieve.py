@@ -7,10 +7,17 @@ import json
 import numpy as np
 import pytest
 
+from bot.app import stage_options
 from pipeline.index import index_documents
 from pipeline.retrieve import in_scope, minmax, question_nouns, retrieve, rrf, unseen
 from pipeline.store import EmbeddedStore
 from pipeline.types import Chunk, Document, Hit
+
+
+@pytest.fixture
+def options(settings):
+    """The retrieval options `bot.app` builds from the default settings."""
+    return stage_options(settings).retrieval
 
 
 def test_rrf_known_values():
@@ -47,25 +54,25 @@ def scifact(shared_data, embedder, tmp_path_factory):
 
 
 @pytest.mark.parametrize("variant", ["bm25", "dense", "rrf", "rrf+rerank"])
-def test_scifact_claims_find_their_abstract_in_top5(scifact, embedder, settings, variant):
+def test_scifact_claims_find_their_abstract_in_top5(scifact, embedder, options, variant):
     store, claims = scifact
     found = 0
     for claim in claims:
-        hits = retrieve(claim["claim"], store=store, embedder=embedder, settings=settings, variant=variant, k=20)
+        hits = retrieve(claim["claim"], store=store, embedder=embedder, options=options, variant=variant, k=20)
         docs = list(dict.fromkeys(h.chunk.doc_id for h in hits))[:5]
         found += any(f"scifact:{d}" in docs for d in claim["evidence"])
     assert found / len(claims) >= 0.7, f"{variant}: only {found}/{len(claims)} claims found their abstract"
 
 
-def test_off_topic_question_is_below_the_floor(scifact, embedder, settings):
+def test_off_topic_question_is_below_the_floor(scifact, embedder, settings, options):
     store, _ = scifact
-    hits = retrieve("How do I configure the Slack bot token for ravbot?", store=store, embedder=embedder, settings=settings)
+    hits = retrieve("How do I configure the Slack bot token for ravbot?", store=store, embedder=embedder, options=options)
     assert hits, "retrieval always returns candidates; the floor decides"
     limits = {"floor": settings.relevance_floor, "confident": settings.relevance_confident,
               "topical": settings.relevance_topical}
     assert not in_scope(hits, [], [], **limits)
     on_topic = retrieve("Microstructural development of newborn cerebral white matter", store=store,
-                        embedder=embedder, settings=settings)
+                        embedder=embedder, options=options)
     assert in_scope(on_topic, [], [], **limits)
 
 
@@ -96,13 +103,13 @@ def test_question_nouns_and_unseen():
     assert unseen(["receipts"], hits, top=1) == ["receipts"]
 
 
-def test_filters_restrict_results(scifact, embedder, settings):
+def test_filters_restrict_results(scifact, embedder, options):
     store, claims = scifact
-    hits = retrieve(claims[0]["claim"], store=store, embedder=embedder, settings=settings, filters={"source": ["other"]})
+    hits = retrieve(claims[0]["claim"], store=store, embedder=embedder, options=options, filters={"source": ["other"]})
     assert hits == []
 
 
-def test_unknown_variant_is_named(scifact, embedder, settings):
+def test_unknown_variant_is_named(scifact, embedder, options):
     store, _ = scifact
     with pytest.raises(ValueError, match="'fancy'"):
-        retrieve("x", store=store, embedder=embedder, settings=settings, variant="fancy")
+        retrieve("x", store=store, embedder=embedder, options=options, variant="fancy")

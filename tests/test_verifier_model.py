@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from bot.app import build_verifier, stage_options
 from lab import train_verifier, verifier_data
 from lab.metrics import binary_figures
 from lab.scoring import score_pairs
@@ -73,7 +74,8 @@ def test_model_method_quotes_the_conflict_and_passes_a_paraphrase(settings, embe
 
     def judge(text: str):
         claims = extract_claims(text, settings.list("entity_types"))
-        return verify.verify_claims(claims, [evidence], method="model", embedder=embedder, settings=settings)[0]
+        return verify.verify_claims(claims, [evidence], method="model", embedder=embedder,
+                                    options=stage_options(settings).verification, verifier=build_verifier(settings))[0]
 
     wrong = judge("POLAR was introduced at MobiCom 2023.")
     assert (wrong.label, wrong.conflict, wrong.method) == (Label.CONTRADICTED, "2021", "model")

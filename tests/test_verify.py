@@ -7,6 +7,7 @@ import json
 import pytest
 
 from adapters.render import footnote
+from bot.app import build_verifier, stage_options
 from lab.scoring import score_pairs
 from pipeline import verify
 from pipeline.claims import extract_claims
@@ -28,10 +29,16 @@ POLAR = Evidence(
 EVIDENCE = [KB, POLAR]
 
 
+def verify_claims(claims, evidence, settings, **kw):
+    """`pipeline.verify.verify_claims` with the options and trained verifier `bot.app` builds from `settings`."""
+    return verify.verify_claims(claims, evidence, options=stage_options(settings).verification,
+                                verifier=build_verifier(settings), **kw)
+
+
 def judge(text: str, settings, embedder, method: str = "default", **kw):
     claims = extract_claims(text, settings.list("entity_types"))
     assert len(claims) == 1, claims
-    (verdict,) = verify.verify_claims(claims, [EVIDENCE], method=method, embedder=embedder, settings=settings, **kw)
+    (verdict,) = verify_claims(claims, [EVIDENCE], method=method, embedder=embedder, settings=settings, **kw)
     return verdict
 
 
@@ -71,21 +78,21 @@ def test_true_paraphrase_is_supported(text, settings, embedder):
 
 
 def test_no_claims_no_verdicts(settings, embedder):
-    assert verify.verify_claims([], [], method="default", embedder=embedder, settings=settings) == []
+    assert verify_claims([], [], method="default", embedder=embedder, settings=settings) == []
 
 
 def test_claim_without_evidence_is_unsupported(settings, embedder):
     claims = extract_claims("Einstein was born in Ulm in 1879.", settings.list("entity_types"))
-    (verdict,) = verify.verify_claims(claims, [[]], method="default", embedder=embedder, settings=settings)
+    (verdict,) = verify_claims(claims, [[]], method="default", embedder=embedder, settings=settings)
     assert verdict.label is Label.UNSUPPORTED and verdict.evidence is None and verdict.checked_against == ()
 
 
 def test_mismatched_lengths_name_the_counts(settings, embedder):
     claims = extract_claims("Einstein was born in Ulm in 1879.", settings.list("entity_types"))
     with pytest.raises(ValueError, match="1 claims but 0 evidence"):
-        verify.verify_claims(claims, [], method="default", embedder=embedder, settings=settings)
+        verify_claims(claims, [], method="default", embedder=embedder, settings=settings)
     with pytest.raises(ValueError, match="unknown verify method 'magic'"):
-        verify.verify_claims(claims, [EVIDENCE], method="magic", embedder=embedder, settings=settings)
+        verify_claims(claims, [EVIDENCE], method="magic", embedder=embedder, settings=settings)
 
 
 def test_cosine_is_the_published_baseline(settings, embedder):
@@ -199,11 +206,11 @@ def test_a_number_the_evidence_nowhere_states_is_at_most_uncertain(settings, emb
 def test_a_flag_names_what_the_sources_never_state(settings, embedder):
     text = "Einstein was born in Ulm in 1879."
     evidence = [Evidence(text="Einstein came into the world in Ulm, a city in the Kingdom of Württemberg.", title="Einstein")]
-    (v,) = verify.verify_claims([Claim(text, 0, len(text))], [evidence], method="default", embedder=embedder, settings=settings)
+    (v,) = verify_claims([Claim(text, 0, len(text))], [evidence], method="default", embedder=embedder, settings=settings)
     assert (v.label, v.unstated, v.conflict) == (Label.UNCERTAIN, "1879", "")
     assert footnote(v).startswith('uncertain: the sources never state 1879 — "Einstein came into the world')
     assert f'- "{text}" (uncertain: the sources never state 1879)' in correction_request(text, [v])
-    (ok,) = verify.verify_claims([Claim("Einstein was born in Ulm.", 0, 25)], [evidence], method="default",
+    (ok,) = verify_claims([Claim("Einstein was born in Ulm.", 0, 25)], [evidence], method="default",
                                  embedder=embedder, settings=settings)
     assert ok.label is Label.SUPPORTED and ok.unstated == ""
 

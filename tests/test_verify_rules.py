@@ -7,27 +7,28 @@ rows check which of two rules that both apply wins.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 
 import pytest
 
+from bot.app import stage_options
+from config.settings import load_settings
 from pipeline.types import Label
 from pipeline.verify.align import Alignment
 from pipeline.verify.rules import (
     CONTRADICTED_CONFIDENCE,
     RESTATEMENT_CONFIDENCE,
+    VerifyOptions,
     decide,
     decide_one,
 )
 
+DEFAULTS = stage_options(load_settings(env={})).verification  # thresholds 0.5 / 0.2, numbers and details on, names off
 
-@dataclass(frozen=True)
-class Thresholds:
-    supported_threshold: float = 0.5
-    uncertain_threshold: float = 0.2
-    numbers_must_appear: bool = True
-    names_must_appear: bool = False
-    details_must_appear: bool = True
+
+def options(**changes) -> VerifyOptions:
+    """The default verification options (as `bot.app` builds them), with `changes`."""
+    return dataclasses.replace(DEFAULTS, **changes)
 
 
 SENTENCE = "The client accepts a base_path option that is prepended to every request."
@@ -89,7 +90,7 @@ TABLE = [
 
 @pytest.mark.parametrize(("case", "alignment", "p", "label", "conflict", "reason"), TABLE, ids=[row[0] for row in TABLE])
 def test_rules_table(case, alignment, p, label, conflict, reason):
-    verdict = decide_one(alignment, p, Thresholds())
+    verdict = decide_one(alignment, p, options())
     assert (verdict.label, verdict.conflict, verdict.reason) == (label, conflict, reason)
     if label is Label.CONTRADICTED:
         assert verdict.confidence <= CONTRADICTED_CONFIDENCE
@@ -99,15 +100,15 @@ def test_rules_table(case, alignment, p, label, conflict, reason):
 
 def test_settings_switch_rules_off():
     added = aligned(extra="two weeks")
-    assert decide_one(added, 0.9, Thresholds(details_must_appear=False)).label is Label.SUPPORTED
+    assert decide_one(added, 0.9, options(details_must_appear=False)).label is Label.SUPPORTED
     unstated = aligned(unconfirmed="1879")
-    assert decide_one(unstated, 0.9, Thresholds(numbers_must_appear=False)).label is Label.SUPPORTED
+    assert decide_one(unstated, 0.9, options(numbers_must_appear=False)).label is Label.SUPPORTED
     named = aligned(unnamed="WMO", features={"salient_absent": 1.0})
-    assert decide_one(named, 0.9, Thresholds()).label is Label.SUPPORTED
-    assert decide_one(named, 0.9, Thresholds(names_must_appear=True)).label is Label.UNCERTAIN
+    assert decide_one(named, 0.9, options()).label is Label.SUPPORTED
+    assert decide_one(named, 0.9, options(names_must_appear=True)).label is Label.UNCERTAIN
 
 
 def test_decide_keeps_the_order_of_its_inputs():
     rows = [aligned(), aligned(unconfirmed="7"), aligned(sentence="")]
-    assert [v.label for v in decide(rows, [0.9, 0.9, 0.9], Thresholds())] == [
+    assert [v.label for v in decide(rows, [0.9, 0.9, 0.9], options())] == [
         Label.SUPPORTED, Label.UNCERTAIN, Label.UNSUPPORTED]

@@ -12,6 +12,7 @@ from weaviate.classes.query import Filter
 from weaviate.collections.classes.batch import BatchObject, ErrorObject
 from weaviate.collections.classes.config import _CollectionConfigCreate
 
+from bot.app import weaviate_options
 from config.settings import load_settings
 from pipeline.store import StoreUnavailable
 from pipeline.weaviate_schema import (
@@ -47,7 +48,7 @@ class TestWeaviateStoreContract(StoreContract):
         settings = load_settings(env={}, weaviate_url=WEAVIATE_URL,
                                  weaviate_collection=f"RavbotTest{uuid.uuid4().hex[:10]}",
                                  weaviate_tenant="acme" if request.param == "tenant" else "")
-        s = self._open(settings, request.param)
+        s = self._open(weaviate_options(settings), request.param)
         yield s
         client = s.client
         if client.alias.exists(alias_name=s.base):
@@ -58,8 +59,8 @@ class TestWeaviateStoreContract(StoreContract):
         s.close()
 
     @staticmethod
-    def _open(settings, mode: str) -> WeaviateStore:
-        s = WeaviateStore(settings)
+    def _open(options, mode: str) -> WeaviateStore:
+        s = WeaviateStore(options)
         assert s.client is not None  # connect now, then pin the pointer kind under test
         if mode == "meta":
             s._aliases = False
@@ -67,7 +68,7 @@ class TestWeaviateStoreContract(StoreContract):
         return s
 
     def reopen(self, store):
-        return self._open(store.settings, store.mode)
+        return self._open(store.options, store.mode)
 
 
 # --- no server needed
@@ -84,7 +85,7 @@ def unreachable(settings):
 
 
 def test_creating_the_store_does_not_connect(unreachable):
-    store = WeaviateStore(unreachable)
+    store = WeaviateStore(weaviate_options(unreachable))
     assert store._client is None
     store.close()
 
@@ -97,14 +98,14 @@ def test_creating_the_store_does_not_connect(unreachable):
     lambda s: s.begin("handbook"),
 ])
 def test_a_refused_connection_raises_store_unavailable_with_the_url(unreachable, call):
-    store = WeaviateStore(unreachable)
+    store = WeaviateStore(weaviate_options(unreachable))
     with pytest.raises(StoreUnavailable, match=f"{unreachable.weaviate_url}.*unreachable"):
         call(store)
     store.close()
 
 
 def test_a_failed_begin_releases_the_build_lock(unreachable):
-    store = WeaviateStore(unreachable)
+    store = WeaviateStore(weaviate_options(unreachable))
     for _ in range(2):  # the second begin would say "already running" if the first kept the lock
         with pytest.raises(StoreUnavailable):
             store.begin("handbook")
@@ -117,11 +118,11 @@ def test_a_failed_begin_releases_the_build_lock(unreachable):
 ])
 def test_bad_settings_are_named(settings, changes, message):
     with pytest.raises(ValueError, match=message):
-        WeaviateStore(settings.replace(**changes))
+        WeaviateStore(weaviate_options(settings.replace(**changes)))
 
 
 def test_the_collection_name_is_capitalised_as_weaviate_stores_it(settings):
-    assert WeaviateStore(settings.replace(weaviate_collection="teamDocs")).base == "TeamDocs"
+    assert WeaviateStore(weaviate_options(settings.replace(weaviate_collection="teamDocs"))).base == "TeamDocs"
 
 
 def test_batch_failures_raise_with_counts_and_first_messages():
@@ -190,7 +191,7 @@ def test_filters_are_pushed_down_as_contains_any():
 
 def created(settings, name: str) -> dict:
     """The collection definition the client would send for `collection_config` (validated by the client)."""
-    return _CollectionConfigCreate(**collection_config(settings, name))._to_dict()
+    return _CollectionConfigCreate(**collection_config(weaviate_options(settings), name))._to_dict()
 
 
 def test_a_generation_collection_has_self_provided_vectors_shards_and_replicas(settings):

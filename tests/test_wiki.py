@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from bot.app import build_wikipedia
 from pipeline.wiki import (
     Page,
     WikipediaSource,
     WikipediaUnavailable,
-    build_wikipedia,
     rank_passages,
     split_passages,
 )

@@ -1,6 +1,6 @@
 """Verdicts: decide, claim by claim, whether the gathered evidence supports what the answer says.
 
-Methods (`settings.verify_method`):
+Methods (the `verify_method` setting; `method` of `verify_claims`):
 - `cosine`: the published baseline. Max cosine (all-MiniLM-L6-v2) of the claim against the
   evidence passages; ≥ `cosine_supported` SUPPORTED, ≥ `cosine_uncertain` UNCERTAIN, else UNSUPPORTED.
 - `combiner`: align the claim with evidence sentences and two-sentence windows, check what it
@@ -12,19 +12,20 @@ Methods (`settings.verify_method`):
 - `model`: the same alignment and rules, but P(supported) comes from ravbot's own cross-encoder
   (`pipeline.verifier_model`, trained by `lab.train_verifier`), which reads the claim with each
   of its top aligned sentences/windows, all in one batch per call, calibrated on the dev split.
-- `default`: `model` when a trained verifier is present (settings.verifier_model, else the shipped
-  pipeline/models/verifier) and settings.verifier_in_default holds (it does by default: averaged
+- `default`: `model` when a trained verifier is present (the `verifier` given: the `verifier_model`
+  setting, else the shipped pipeline/models/verifier) and `verifier_in_default` holds (it does by default: averaged
   with the combiner, the model is ahead of the combiner alone on held-out claims of all four claim
   sets, docs/verifier.md); otherwise `combiner`.
 - `llm`: the configured LLM reads claim and numbered evidence sentences and answers in validated
   JSON; on any failure or invalid answer the `default` verdict stands.
-- `nli`: a sentence-transformers NLI CrossEncoder at `settings.nli_model` scores the aligned sentences.
+- `nli`: a sentence-transformers NLI CrossEncoder at `nli_model` scores the aligned sentences.
 
 `verify_claims` works on pipeline `Claim`/`Evidence` objects (`lab.scoring.score_pairs` is the same
 decision on plain strings, for evaluation). Everything is embedded once per call, in one batch.
 
 The package: `align` (claim ↔ evidence sentence, symbolic signals), `rules` (the decision rules, in
-order), `combiner` and `model` (P(supported)), and this module (the methods and entry points).
+order, and `VerifyOptions`, the settings they read), `combiner` and `model` (P(supported)), and this
+module (the methods and entry points).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.types import Claim, Evidence, Label, Verdict
+from pipeline.verifier_model import TrainedVerifier
 from pipeline.verify.align import (
     _NAME_TYPES,
     SYMBOLIC_FEATURES,
@@ -56,8 +58,6 @@ from pipeline.verify.combiner import (
 from pipeline.verify.model import (
     CALIBRATION_FEATURES,
     MODEL_CANDIDATES,
-    MODEL_REFUTES,
-    _verifier,
     calibrated,
     calibration_features,
     decide_with_model,
@@ -69,6 +69,7 @@ from pipeline.verify.rules import (
     RESTATEMENT_CONFIDENCE,
     RESTATEMENT_SIMILARITY,
     PairScore,
+    VerifyOptions,
     decide,
     is_flipped,
     is_restatement,
@@ -76,8 +77,8 @@ from pipeline.verify.rules import (
 
 __all__ = [
     "CALIBRATION_FEATURES", "COMBINER_PATH", "CONFLICT_MIN_SIMILARITY", "CONTRADICTED_CONFIDENCE", "METHODS",
-    "MODEL_CANDIDATES", "MODEL_REFUTES", "RESTATEMENT_CONFIDENCE", "RESTATEMENT_SIMILARITY", "SYMBOLIC_FEATURES",
-    "Alignment", "Combiner", "PairScore", "_NAME_TYPES", "_acronyms", "_content", "_name_present", "_verifier",
+    "MODEL_CANDIDATES", "RESTATEMENT_CONFIDENCE", "RESTATEMENT_SIMILARITY", "SYMBOLIC_FEATURES",
+    "Alignment", "Combiner", "PairScore", "VerifyOptions", "_NAME_TYPES", "_acronyms", "_content", "_name_present",
     "analyse", "calibrated", "calibration_features", "decide", "decide_with_model",
     "is_flipped", "is_restatement", "load_combiner", "model_signals", "probabilities",
     "split_sentences", "verify_claims",
@@ -95,7 +96,8 @@ def verify_claims(
     *,
     method: str,
     embedder: Any,
-    settings: Any,
+    options: VerifyOptions,
+    verifier: TrainedVerifier | None,
     llm: Any = None,
     chunk_vectors: Mapping[str, np.ndarray] | None = None,
     invented: Sequence[Sequence[str]] | None = None,
@@ -104,10 +106,12 @@ def verify_claims(
 ) -> list[Verdict]:
     """One Verdict per claim, judged against that claim's evidence list.
 
-    `invented` lists, per claim, its names that no document of the knowledge base mentions (the
-    caller looks them up: `Store.mentioned`); `given` is the question, whose words an answer may
-    repeat without stating anything new; `cited` says, per claim, whether the answer cites a source
-    for it (only a cited claim is held to its sources' wording: see `align.analyse`).
+    `verifier` is the trained verifier model that `default` and `model` use (None: there is none,
+    so `default` is the combiner and `model` refuses). `invented` lists, per claim, its names that
+    no document of the knowledge base mentions (the caller looks them up: `Store.mentioned`);
+    `given` is the question, whose words an answer may repeat without stating anything new; `cited`
+    says, per claim, whether the answer cites a source for it (only a cited claim is held to its
+    sources' wording: see `align.analyse`).
 
     `chunk_vectors` (chunk_id → stored, normalised embedding) lets the `cosine` method reuse
     knowledge-base vectors instead of re-embedding chunks; evidence sentences are embedded here.
@@ -116,7 +120,7 @@ def verify_claims(
         raise ValueError(f"got {len(claims)} claims but {len(evidence)} evidence lists")
     texts = [[e.checked_text for e in ev] for ev in evidence]
     scores = _score(
-        [c.text for c in claims], texts, method, embedder, settings, llm,
+        [c.text for c in claims], texts, method, embedder, options, verifier, llm,
         entities=[c.entities for c in claims],
         vectors=[[(chunk_vectors or {}).get(e.chunk_id) if e.chunk_id else None for e in ev] for ev in evidence],
         invented=invented, given=given, cited=cited,
@@ -130,34 +134,42 @@ def verify_claims(
     return verdicts
 
 
-def _score(claims, evidences, method, embedder, settings, llm, entities=None, vectors=None, invented=None, cited=None,
-           given="") -> list[PairScore]:
+def _score(claims, evidences, method, embedder, options: VerifyOptions, verifier: TrainedVerifier | None, llm,
+           entities=None, vectors=None, invented=None, cited=None, given="") -> list[PairScore]:
     if method not in METHODS:
         raise ValueError(f"unknown verify method {method!r}; expected one of {', '.join(METHODS)}")
     if method == "cosine":
-        return _cosine(claims, evidences, embedder, settings, vectors)
+        return _cosine(claims, evidences, embedder, options, vectors)
     aligned = analyse(claims, evidences, embedder, entities=entities, invented=invented, given=given, cited=cited)
-    # `default` uses the trained verifier when one is present and settings.verifier_in_default holds
+    # `default` uses the trained verifier when one is present and verifier_in_default holds
     # (decided on held-out figures, docs/verifier.md); `verify_method = "model"` uses it regardless.
-    wants_model = method == "model" or (method != "combiner" and bool(settings.verifier_in_default))
-    verifier = _verifier(settings, required=method == "model") if wants_model else None
-    if verifier is None:
-        default = decide(aligned, probabilities(aligned), settings, "combiner" if method == "combiner" else "default")
+    wants_model = method == "model" or (method != "combiner" and options.verifier_in_default)
+    model = _loaded(verifier, required=method == "model") if wants_model else None
+    if model is None:
+        default = decide(aligned, probabilities(aligned), options, "combiner" if method == "combiner" else "default")
     else:
-        default = decide_with_model(aligned, verifier, settings, "model" if method == "model" else "default")
+        default = decide_with_model(aligned, model, options, "model" if method == "model" else "default")
     if method in ("combiner", "model"):
         return default
     if method == "llm" and llm is not None:
-        return [_llm_verdict(a, evidences[i], d, llm, settings) for i, (a, d) in enumerate(zip(aligned, default, strict=True))]
+        return [_llm_verdict(a, evidences[i], d, llm) for i, (a, d) in enumerate(zip(aligned, default, strict=True))]
     if method == "nli":
-        return _nli(aligned, evidences, default, settings)
+        return _nli(aligned, evidences, default, options)
     return default
+
+
+def _loaded(verifier: TrainedVerifier | None, required: bool):
+    """The loaded verifier model, or None when there is none (ValueError when `required`)."""
+    model = verifier.load() if verifier is not None else None
+    if model is None and required:
+        raise ValueError("verify method 'model' needs a trained verifier: run `ravbot train-verifier` or set verifier_model")
+    return model
 
 
 # --------------------------------------------------------------------------- cosine baseline
 
 
-def _cosine(claims, evidences, embedder, settings, vectors=None) -> list[PairScore]:
+def _cosine(claims, evidences, embedder, options: VerifyOptions, vectors=None) -> list[PairScore]:
     unique = list(dict.fromkeys([*claims, *(t for ev in evidences for t in ev)]))
     table = dict(zip(unique, embedder.encode(unique), strict=True)) if unique else {}
     out = []
@@ -170,8 +182,8 @@ def _cosine(claims, evidences, embedder, settings, vectors=None) -> list[PairSco
         j = int(np.argmax(sims))
         best = sims[j]
         label = (
-            Label.SUPPORTED if best >= settings.cosine_supported
-            else Label.UNCERTAIN if best >= settings.cosine_uncertain
+            Label.SUPPORTED if best >= options.cosine_supported
+            else Label.UNCERTAIN if best >= options.cosine_uncertain
             else Label.UNSUPPORTED
         )
         out.append(PairScore(label, float(min(1.0, max(0.0, best))), "", ev[j], j, "cosine"))
@@ -195,7 +207,7 @@ _LLM_LABELS = {
 }
 
 
-def _llm_verdict(a: Alignment, evidence: Sequence[str], fallback: PairScore, llm: Any, settings: Any) -> PairScore:
+def _llm_verdict(a: Alignment, evidence: Sequence[str], fallback: PairScore, llm: Any) -> PairScore:
     from pipeline.llm import LLMError, read_json
 
     sentences = [(s, ei) for ei, text in enumerate(evidence) for s in (split_sentences(text) or [text])][:40]
@@ -238,8 +250,8 @@ def load_nli(path: str):
     return model, labels
 
 
-def _nli(aligned: Sequence[Alignment], evidences, default: Sequence[PairScore], settings: Any) -> list[PairScore]:
-    model, labels = load_nli(str(settings.nli_model))
+def _nli(aligned: Sequence[Alignment], evidences, default: Sequence[PairScore], options: VerifyOptions) -> list[PairScore]:
+    model, labels = load_nli(options.nli_model)
     index = {name: i for i, name in labels.items()}
     ent = next((i for n, i in index.items() if n.startswith("entail")), 1)
     con = next((i for n, i in index.items() if n.startswith("contra")), 0)
@@ -254,11 +266,11 @@ def _nli(aligned: Sequence[Alignment], evidences, default: Sequence[PairScore], 
         k += 1
         probs = np.exp(z) / np.exp(z).sum()
         p_ent, p_con = float(probs[ent]), float(probs[con])
-        if p_con > 0.5 or (a.conflict and p_ent < settings.supported_threshold):
+        if p_con > 0.5 or (a.conflict and p_ent < options.supported_threshold):
             label, conflict = Label.CONTRADICTED, a.conflict
-        elif p_ent >= settings.supported_threshold:
+        elif p_ent >= options.supported_threshold:
             label, conflict = Label.SUPPORTED, ""
-        elif p_ent >= settings.uncertain_threshold:
+        elif p_ent >= options.uncertain_threshold:
             label, conflict = Label.UNCERTAIN, ""
         else:
             label, conflict = Label.UNSUPPORTED, ""

@@ -12,24 +12,9 @@ import numpy as np
 from pipeline.types import Label
 from pipeline.verify.align import Alignment
 from pipeline.verify.combiner import probabilities
-from pipeline.verify.rules import CONFLICT_MIN_SIMILARITY, PairScore, decide
+from pipeline.verify.rules import CONFLICT_MIN_SIMILARITY, PairScore, VerifyOptions, decide
 
 MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
-MODEL_REFUTES = 0.5  # P(refutes) at or above which (and above P(supports)) the model calls a claim CONTRADICTED
-
-
-def _verifier(settings: Any, required: bool = False):
-    """The trained verifier (settings.verifier_model, else the shipped one), or None when there is none."""
-    from pipeline import verifier_model
-
-    path = str(getattr(settings, "verifier_model", "") or "")
-    if path and not verifier_model.available(path):
-        raise ValueError(f"verifier_model {path!r} has no trained verifier (manifest.json + adapter files expected)")
-    if not verifier_model.available(path):
-        if required:
-            raise ValueError("verify method 'model' needs a trained verifier: run `ravbot train-verifier` or set verifier_model")
-        return None
-    return verifier_model.load_verifier(path)
 
 
 def model_signals(aligned: Sequence[Alignment], verifier: Any) -> list[tuple[float, str, int, float, str, int] | None]:
@@ -75,7 +60,8 @@ def calibrated(verifier: Any, a: Alignment, p_sup: float, p_ref: float) -> float
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def decide_with_model(aligned: Sequence[Alignment], verifier: Any, settings: Any, method: str = "default") -> list[PairScore]:
+def decide_with_model(aligned: Sequence[Alignment], verifier: Any, options: VerifyOptions,
+                      method: str = "default") -> list[PairScore]:
     """Labels from the verifier model: the mean of its calibrated P(supported) (`calibrated`, over the
     claim's top aligned sentences and windows, `model_signals`) and the combiner's goes through the
     same rules as the combiner's alone (`decide`: conflicts, flips, restatements, numbers the
@@ -88,8 +74,8 @@ def decide_with_model(aligned: Sequence[Alignment], verifier: Any, settings: Any
     combined = probabilities(aligned)  # the combiner weighs absent names and numbers, which the model underrates
     probs = [(calibrated(verifier, a, s[0], s[3]) + float(c)) / 2 if s else 0.0
              for a, s, c in zip(aligned, signals, combined, strict=True)]
-    out = decide(aligned, probs, settings, method)
-    refutes = float(getattr(settings, "verifier_refutes", MODEL_REFUTES))
+    out = decide(aligned, probs, options, method)
+    refutes = options.verifier_refutes
     for i, (verdict, s) in enumerate(zip(out, signals, strict=True)):
         about = aligned[i].features.get("cos_best", 0.0) >= CONFLICT_MIN_SIMILARITY  # the model reads unrelated text as refuting
         if s is not None and verdict.label is Label.UNSUPPORTED and about and s[3] >= refutes and s[3] > s[0]:

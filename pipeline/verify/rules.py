@@ -1,20 +1,19 @@
 """The decision rules, in order: from one claim's alignment and P(supported) to its label.
 
 Every rule reads plain values (an `Alignment`'s features, conflict and sentence, a probability and
-the thresholds), so the table test in tests/test_verify_rules.py drives them with no model loaded.
+the thresholds of `VerifyOptions`), so the table test in tests/test_verify_rules.py drives them with
+no model loaded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pipeline.types import Label
 from pipeline.verify.align import _DOWN, _NEGATIONS, _UP, Alignment, _direction, _negated, _words
 
 MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
-MODEL_REFUTES = 0.5  # P(refutes) at or above which (and above P(supports)) the model calls a claim CONTRADICTED
 # A conflicting value only counts when the aligned sentence is about the claim (cosine at least this):
 # a different number/date of the same kind → CONTRADICTED; a different name of the same type →
 # not SUPPORTED, and CONTRADICTED once the sentence is a near-restatement. (Measured on the open sets:
@@ -42,6 +41,22 @@ NAME_SWAP_MIN_COVERAGE = 0.7
 
 
 @dataclass(frozen=True)
+class VerifyOptions:
+    """What verification reads, each field the setting of the same name (built by `bot.app.stage_options`)."""
+
+    supported_threshold: float
+    uncertain_threshold: float
+    numbers_must_appear: bool
+    names_must_appear: bool
+    details_must_appear: bool
+    cosine_supported: float
+    cosine_uncertain: float
+    verifier_in_default: bool
+    verifier_refutes: float
+    nli_model: str
+
+
+@dataclass(frozen=True)
 class PairScore:
     """The decision on one claim against a list of evidence texts (see `score_pairs`)."""
 
@@ -64,15 +79,15 @@ def is_restatement(a: Alignment) -> bool:
             and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
 
 
-def _capped(a: Alignment, settings: Any) -> bool:
+def _capped(a: Alignment, options: VerifyOptions) -> bool:
     """Whether the claim is at most UNCERTAIN: a number of it is nowhere in the evidence
-    (settings.numbers_must_appear), a name of it is nowhere in the evidence (settings.names_must_appear,
+    (options.numbers_must_appear), a name of it is nowhere in the evidence (options.names_must_appear,
     off by default), or it restates the aligned sentence closely but with a name that is nowhere in
     the evidence where the sentence has another (a swapped name the spaCy model did not type).
     Absence lowers support; only a conflicting value contradicts."""
-    if a.unconfirmed and getattr(settings, "numbers_must_appear", True):
+    if a.unconfirmed and options.numbers_must_appear:
         return True
-    if a.features.get("salient_absent") and getattr(settings, "names_must_appear", False):
+    if a.features.get("salient_absent") and options.names_must_appear:
         return True
     return bool(a.features.get("salient_conflict")) and a.features.get("coverage", 0.0) >= NAME_SWAP_MIN_COVERAGE
 
@@ -97,12 +112,13 @@ def flip_quote(a: Alignment) -> str:
     return ""
 
 
-def decide(aligned: Sequence[Alignment], probs: Sequence[float], settings: Any, method: str = "default") -> list[PairScore]:
+def decide(aligned: Sequence[Alignment], probs: Sequence[float], options: VerifyOptions,
+           method: str = "default") -> list[PairScore]:
     """One label per claim from its alignment and P(supported): `decide_one` for each."""
-    return [decide_one(a, float(p), settings, method) for a, p in zip(aligned, probs, strict=True)]
+    return [decide_one(a, float(p), options, method) for a, p in zip(aligned, probs, strict=True)]
 
 
-def decide_one(a: Alignment, p: float, settings: Any, method: str = "default") -> PairScore:
+def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "default") -> PairScore:
     """The rules, in order; the first that applies decides.
 
     1. No evidence sentence at all → UNSUPPORTED.
@@ -121,7 +137,7 @@ def decide_one(a: Alignment, p: float, settings: Any, method: str = "default") -
     10. Content the claim adds that no evidence passage states → UNCERTAIN at most.
     11. Otherwise P(supported) against supported_threshold and uncertain_threshold.
     """
-    middle = (settings.supported_threshold + settings.uncertain_threshold) / 2
+    middle = (options.supported_threshold + options.uncertain_threshold) / 2
     contradicted = min(p, CONTRADICTED_CONFIDENCE)
 
     def verdict(label: Label, confidence: float, conflict: str = "", reason: str = "", unstated: str = "") -> PairScore:
@@ -136,7 +152,7 @@ def decide_one(a: Alignment, p: float, settings: Any, method: str = "default") -
     if a.invented and a.name_rival and about and a.name == a.invented:
         return verdict(Label.CONTRADICTED, contradicted, a.name_rival, f"source says {a.name_rival}")
     if a.invented:
-        return verdict(Label.UNSUPPORTED, min(p, settings.uncertain_threshold / 2),
+        return verdict(Label.UNSUPPORTED, min(p, options.uncertain_threshold / 2),
                        reason=f"no document mentions {a.invented}", unstated=a.invented)
     if a.conflict and about and (a.conflict_kind == "number" or similarity >= ENTITY_CONTRADICTS_SIMILARITY):
         return verdict(Label.CONTRADICTED, contradicted, a.conflict, f"source says {a.conflict}")
@@ -153,18 +169,18 @@ def decide_one(a: Alignment, p: float, settings: Any, method: str = "default") -
     unstated = a.unconfirmed or a.unnamed
     if a.conflict and about:  # a differing name in a less similar sentence
         p = min(p, middle)
-        label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+        label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
         return verdict(label, p, reason="the sources only partly back this", unstated=unstated)
-    if _capped(a, settings):
+    if _capped(a, options):
         p = min(p, middle)
         reason = f"the sources never state {unstated}" if unstated else "the sources only partly back this"
-        label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+        label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
         return verdict(label, p, reason=reason, unstated=unstated)
-    if a.extra and settings.details_must_appear:
+    if a.extra and options.details_must_appear:
         p = min(p, middle)
-        label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+        label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
         return verdict(label, p, reason=f"the documents don't say {a.extra}", unstated=a.extra)
-    if p >= settings.supported_threshold:
+    if p >= options.supported_threshold:
         return verdict(Label.SUPPORTED, p)
-    label = Label.UNCERTAIN if p >= settings.uncertain_threshold else Label.UNSUPPORTED
+    label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
     return verdict(label, p, reason="the sources only partly back this", unstated=unstated)
