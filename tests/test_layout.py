@@ -7,6 +7,13 @@ and `__import__("…")` with a literal name. The rules:
 - no runtime package (`pipeline`, `adapters`, `bot`, `config`) imports `lab`, except the one lazy
   registration of the lab's commands in `bot/__main__.py` (`LAB_REGISTRATION`).
 No runtime module is over `MAX_LINES` lines.
+Options, not settings (issue 17, item 4):
+- nothing under `pipeline` names `settings` (no parameter, variable, attribute or `getattr(settings, …)`),
+  and no `getattr` there reads options with a fallback default;
+- `bot/app.py` is the one composition root: its runtime builders (`build_*`) are defined nowhere in
+  `pipeline`, and `stage_options` / `weaviate_options` build every options class;
+- every `*Options` class in `pipeline` is a frozen dataclass whose fields have no defaults (the
+  defaults are the settings'), and each field is the setting of the same name (or nested options).
 Known violations in code that is being reworked elsewhere are named in `ALLOWED`, each with why.
 """
 
@@ -175,3 +182,105 @@ def test_the_lab_commands_are_registered():
         assert f"  {name} " in result.output
     result = CliRunner().invoke(cli, ["eval", "--help"])
     assert result.exit_code == 0 and "perturb" in result.output and "golden" in result.output
+
+
+# --- options, not settings
+
+
+def _pipeline_trees() -> list[tuple[str, ast.Module]]:
+    return [(p.relative_to(ROOT).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
+            for p in sorted((ROOT / "pipeline").rglob("*.py"))]
+
+
+def settings_uses(rel: str, tree: ast.Module) -> list[str]:
+    """Where a module names `settings` (parameter, variable, attribute) or reads options by `getattr`."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and node.arg == "settings":
+            out.append(f"{rel}:{node.lineno} has a parameter named settings")
+        elif isinstance(node, ast.Name) and node.id == "settings":
+            out.append(f"{rel}:{node.lineno} names settings")
+        elif isinstance(node, ast.Attribute) and node.attr == "settings":
+            out.append(f"{rel}:{node.lineno} reads .settings")
+        elif (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr" and node.args
+              and any(word in ast.unparse(node.args[0]).lower() for word in ("settings", "options"))):
+            out.append(f"{rel}:{node.lineno} reads {ast.unparse(node.args[0])} by getattr")
+    return out
+
+
+def test_no_stage_reads_settings():
+    assert [use for rel, tree in _pipeline_trees() for use in settings_uses(rel, tree)] == []
+
+
+def test_the_settings_rule_catches_parameters_attributes_and_getattr():
+    tree = ast.parse(
+        "def retrieve(query, *, settings):\n    return settings.top_k\n"
+        "def answer(parts):\n    return parts.settings\n"
+        "def verify(options):\n    return getattr(options, 'names_must_appear', False)\n")
+    assert sorted(settings_uses("pipeline/stage.py", tree)) == [
+        "pipeline/stage.py:1 has a parameter named settings", "pipeline/stage.py:2 names settings",
+        "pipeline/stage.py:4 reads .settings", "pipeline/stage.py:6 reads options by getattr"]
+
+
+def _builders() -> set[str]:
+    tree = ast.parse((ROOT / "bot" / "app.py").read_text(encoding="utf-8"))
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("build_")}
+
+
+def test_runtime_builders_live_in_bot_app_only():
+    builders = _builders()
+    assert {"build_embedder", "build_store", "build_llm", "build_wikipedia", "build_cross_encoder",
+            "build_verifier"} <= builders
+    defined = {f"{rel}: {node.name}" for rel, tree in _pipeline_trees() for node in ast.walk(tree)
+               if isinstance(node, ast.FunctionDef) and node.name in builders}
+    assert defined == set()
+
+
+def _options_classes() -> list[tuple[str, ast.ClassDef]]:
+    return [(rel, node) for rel, tree in _pipeline_trees() for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Options")]
+
+
+def test_options_are_frozen_dataclasses_without_defaults():
+    classes = _options_classes()
+    assert {node.name for _, node in classes} >= {"AnswerOptions", "RetrieveOptions", "VerifyOptions", "WeaviateOptions"}
+    problems = []
+    for rel, node in classes:
+        frozen = any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "dataclass"
+                     and any(k.arg == "frozen" and getattr(k.value, "value", False) is True for k in d.keywords)
+                     for d in node.decorator_list)
+        if not frozen:
+            problems.append(f"{rel}: {node.name} is not a frozen dataclass")
+        for item in node.body:
+            if not isinstance(item, ast.AnnAssign) or item.value is None:
+                continue
+            value = item.value
+            is_field = isinstance(value, ast.Call) and getattr(value.func, "id", "") == "field"
+            if not is_field or any(k.arg in ("default", "default_factory") for k in value.keywords):
+                problems.append(f"{rel}: {node.name}.{ast.unparse(item.target)} has a default")
+    assert problems == []
+
+
+def test_options_carry_each_setting_by_its_name():
+    """`bot.app` fills every options field from the setting of the same name (the mapping reads by eye)."""
+    import dataclasses
+
+    from bot.app import stage_options, weaviate_options
+    from config.settings import SETTINGS, load_settings
+
+    settings = load_settings(env={}, top_k=7, weaviate_shards=3, names_must_appear=True, wikipedia="always")
+    names = {s.name for s in SETTINGS}
+    built = [stage_options(settings), weaviate_options(settings)]
+    seen = set()
+    while built:
+        options = built.pop()
+        seen.add(type(options).__name__)
+        for f in dataclasses.fields(options):
+            value = getattr(options, f.name)
+            if dataclasses.is_dataclass(value):
+                built.append(value)
+                continue
+            assert f.name in names, f"{type(options).__name__}.{f.name} is not a setting"
+            expected = tuple(settings.list(f.name)) if isinstance(value, tuple) else getattr(settings, f.name)
+            assert value == expected, f"{type(options).__name__}.{f.name}"
+    assert seen == {node.name for _, node in _options_classes()}
