@@ -58,9 +58,11 @@ def _settings(ctx: click.Context):
 
 
 def _embedder(settings):
-    from pipeline.embed import load_embedder
+    """The embedder as `bot.app.build` makes it: the same model, backend, sentence cache and CPU threads."""
+    from bot.app import apply_threads, build_embedder
 
-    return load_embedder(settings.embedding_model)
+    apply_threads(settings)
+    return build_embedder(settings)
 
 
 def _names(value: str, allowed: Sequence[str], what: str) -> list[str]:

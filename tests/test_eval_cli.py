@@ -8,6 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from bot.app import build_embedder
 from lab import datasets
 from lab.cli import eval_group
 from pipeline.types import Document
@@ -47,12 +48,13 @@ def test_retrieval_json_table_and_plot(mini_beir, settings, tmp_path, embedder):
     assert set(out["variants"]["bm25"]) == {"ndcg@10", "recall@5", "recall@20", "recall@100", "mrr@10", "p50_ms", "p95_ms"}
     assert out["variants"]["rrf+rerank"]["recall@20"] == 1.0  # 15 documents, depth 20
     assert (tmp_path / "plots" / "retrieval_latency.png").stat().st_size > 1000
-    before = embedder.texts_encoded
+    used = build_embedder(settings)  # the eval commands' embedder: the one `bot.app.build` makes (model, backend, cache)
+    before = used.texts_encoded
     table = invoke(settings, *args)
     assert "ndcg@10" in table.stdout and "rrf+rerank" in table.stdout and "5 queries" in table.stdout
     # only the 5 queries (once in a batch, then once for the one variant that embeds: bm25 does not,
     # plus a warm-up): the corpus index was cached
-    assert embedder.texts_encoded - before == 5 + 5 + 1
+    assert used.texts_encoded - before == 5 + 5 + 1
 
 
 def test_retrieval_bad_variant(mini_beir, settings):
