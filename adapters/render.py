@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from pipeline.text import SENTENCE_BREAK
 from pipeline.types import Answer, Label, Source, Verdict
 
 FLAGS = {Label.UNCERTAIN: "⚠️", Label.UNSUPPORTED: "❌", Label.CONTRADICTED: "❌"}
@@ -143,7 +144,6 @@ def to_text(answer: Answer) -> str:
     return "\n\n".join([*answer_parts(answer, link=plain_link), summary_line(answer)])
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -155,7 +155,7 @@ def split_text(text: str, limit: int) -> list[str]:
     rest = text.strip()
     while len(rest) > limit:
         window = rest[: limit + 1]
-        cut = max((m.end() for m in _SENTENCE_END.finditer(window) if m.start() <= limit and m.start() > 0), default=0)
+        cut = max((m.end() for m in SENTENCE_BREAK.finditer(window) if m.start() <= limit and m.start() > 0), default=0)
         if cut == 0:
             cut = window.rfind(" ")
         if cut <= 0:

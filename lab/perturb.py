@@ -193,7 +193,7 @@ def is_stated(value: str, evidence: Sequence[str]) -> bool:
     if values:
         stated = numbers.extract_values(passage)
         return all(numbers.present(v, stated) for v in values)
-    return verify._name_present(value, passage.lower(), verify._content(passage), verify._acronyms(passage))
+    return verify.name_present(value, passage.lower(), verify.content_words(passage), verify.acronyms(passage))
 
 
 def checkable(pairs: Sequence[Pair]) -> dict[str, bool]:

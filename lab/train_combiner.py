@@ -31,6 +31,7 @@ from lab.datasets import read_jsonl
 from lab.metrics import binary_figures as figures
 from lab.scoring import score_pairs
 from pipeline import numbers, verify
+from pipeline.text import NAME_LABELS
 from pipeline.types import Label
 from pipeline.verify.combiner import feature_matrix
 
@@ -131,7 +132,7 @@ def make_swaps(pairs: Sequence[Pair], seed: int = 0, limit: int = 1200) -> list[
     pool: dict[str, list[str]] = {}
     for doc in docs:
         for ent in doc.ents:
-            if ent.label_ in verify._NAME_TYPES:
+            if ent.label_ in NAME_LABELS:
                 pool.setdefault(ent.label_, []).append(ent.text)
     out: list[Pair] = []
     for pair, doc in zip(supported, docs, strict=True):

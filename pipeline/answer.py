@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from pipeline.claims import CITATION, extract_claims
+from pipeline.claims import extract_claims
 from pipeline.correct import correction_request, drop_claims, needs_correction
 from pipeline.embed import Embedder
 from pipeline.evidence import hit_to_evidence, kb_evidence_batch
@@ -28,6 +28,7 @@ from pipeline.generate import (
 from pipeline.names import Name, mentions, names
 from pipeline.retrieve import RetrieveOptions, in_scope, question_nouns, retrieve, unseen
 from pipeline.store import Store, StoreUnavailable
+from pipeline.text import cited_numbers
 from pipeline.types import (
     IDK,
     KB_UNAVAILABLE,
@@ -289,11 +290,6 @@ def cited_evidence(hits: list[Hit], numbers: dict[str, int]) -> dict[int, list[E
     for hit in hits:
         out.setdefault(numbers[hit.chunk.id], []).append(hit_to_evidence(hit))
     return out
-
-
-def cited_numbers(text: str) -> tuple[int, ...]:
-    """The source numbers cited in `text` ("… [1, 3]." → (1, 3))."""
-    return tuple(sorted({int(n) for m in CITATION.finditer(text) for n in re.findall(r"\d+", m.group(0))}))
 
 
 def cited_first(cited: list[Evidence], found: list[Evidence]) -> list[Evidence]:

@@ -11,10 +11,9 @@ import re
 
 from markdown_it import MarkdownIt
 
+from pipeline.text import split_sentences
 from pipeline.types import Chunk, Document, content_hash
 
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`]?[A-Z0-9`])")
-_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|ex|etc|vs|approx|incl|esp|cf|Mr|Mrs|Ms|Dr|No|Nos|Fig|St|Jr|Sr|Inc|Ltd|Co)\.[\"')\]]*$", re.I)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _CODE_START = re.compile(r"^(?:\s*(?:`{3,}|~{3,})|    |\t)")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -38,20 +37,6 @@ def sections(text: str) -> list[tuple[tuple[str, ...], str]]:
             path.pop()
         path.append((level, title))
         body_start = end
-    return out
-
-
-def split_sentences(text: str) -> list[str]:
-    """A fast rule-based sentence split (chunking needs no linguistic precision); never after a
-    common abbreviation ("e.g.", "approx.")."""
-    out: list[str] = []
-    for piece in (s.strip() for s in _SENTENCE.split(text)):
-        if not piece:
-            continue
-        if out and _ABBREVIATION.search(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"
-        else:
-            out.append(piece)
     return out
 
 

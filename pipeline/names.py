@@ -12,16 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Words that start a sentence or follow a colon in capitals without naming anything.
-_COMMON_CAPS = frozenset(
-    "a an the this that these those it its if when while for to in on at by with from of and or but so "
-    "yes no not you your we our they their he she his her there here then also each every any all some "
-    "most many few one two three use using set see note after before once unlike like instead however "
-    "because since unless until although though even only just first next finally also example for "
-    "i my me us what which who how why where can could should would will may might must do does did "
-    "is are was were be been has have had january february march april may june july august september "
-    "october november december monday tuesday wednesday thursday friday saturday sunday".split()
-)
+from pipeline.text import COMMON_CAPITALS
+
 # Acronyms of general technical vocabulary: no document needs to spell out "CI" or "JSON" for an
 # answer to use it, and no team owns them, so they are words rather than names.
 GENERIC_ACRONYMS = frozenset(
@@ -106,16 +98,16 @@ def _proper_names(text: str) -> list[Name]:
         words = m.group(0).split()
         start = m.start()
         sentence_start = start == 0 or re.search(r"(?:^|[.!?:;]\s+|\n\s*|[\"'(]\s*)$", text[:start]) is not None
-        if sentence_start or words[0].lower() in _COMMON_CAPS:
+        if sentence_start or words[0].lower() in COMMON_CAPITALS:
             # "Report it with…": drop the first word when it only starts the sentence
-            if len(words) == 1 or words[0].lower() in _COMMON_CAPS or sentence_start:
+            if len(words) == 1 or words[0].lower() in COMMON_CAPITALS or sentence_start:
                 rest = m.group(0)[len(words[0]):].lstrip(" -")
                 if not rest or not rest[:1].isupper():
                     continue
                 start += len(m.group(0)) - len(rest)
                 words = rest.split()
         phrase = " ".join(words)
-        if phrase.lower() in _COMMON_CAPS or len(phrase) < 2:
+        if phrase.lower() in COMMON_CAPITALS or len(phrase) < 2:
             continue
         found.append(Name(phrase, "proper", start))
     return found

@@ -23,6 +23,7 @@ import numpy as np
 import sqlite_utils
 
 from pipeline.names import mentions
+from pipeline.text import QUERY_STOPWORDS, words
 from pipeline.types import Chunk, Document
 
 Filters = Mapping[str, Sequence[str]]  # {"source": [...], "domain": [...]}; empty = no filter
@@ -79,16 +80,10 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how i if in is it its of on or "
-    "our should that the their there these this to was we what when where which who why will with you your".split()
-)
-
-
 def fts_query(text: str) -> str:
     """A safe FTS5 query: the text's words, quoted and OR-ed, so FTS5 operators in user text are inert."""
-    words = dict.fromkeys(w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS)
-    return " OR ".join(f'"{w}"' for w in list(words)[:64])
+    query = dict.fromkeys(w for w in words(text) if w not in QUERY_STOPWORDS)
+    return " OR ".join(f'"{w}"' for w in list(query)[:64])
 
 
 SCHEMA_VERSION = "2"  # 1: the first schema; 2: index on chunks.doc_id
@@ -264,12 +259,12 @@ class EmbeddedStore:
         found = set()
         gen = self.active_gen()
         for name in dict.fromkeys(names):
-            words = re.findall(r"[^\W_]+", name.lower())
-            if not words:
+            parts = re.findall(r"[^\W_]+", name.lower())
+            if not parts:
                 continue
             # an FTS5 phrase (the words in order, stemmed); a dotted name may also be written as an
             # import ("from starlette.config import environ"), so for it every word, in any order
-            queries = ['"' + " ".join(words) + '"'] + ([" AND ".join(f'"{w}"' for w in words)] if "." in name else [])
+            queries = ['"' + " ".join(parts) + '"'] + ([" AND ".join(f'"{w}"' for w in parts)] if "." in name else [])
             sql = ("select c.text from chunks_fts join chunks c on c.rowid = chunks_fts.rowid "
                    "join members m on m.chunk_id = c.id and m.gen = ? where chunks_fts match ? limit 200")
             for query in queries:

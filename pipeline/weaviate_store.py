@@ -47,7 +47,7 @@ from pipeline.weaviate_schema import (
     parse_url,
     version_tuple,
 )
-from pipeline.weaviate_text import bm25_query
+from pipeline.weaviate_text import bm25_query, search_text
 
 log = logging.getLogger(__name__)
 
@@ -387,6 +387,8 @@ class WeaviateBuild:
             p = obj.properties
             if p.get("source") != self.source or (p.get("doc_id") in self.kept and p.get("doc_id") not in self.added):
                 vector = obj.vector.get(VECTOR) if obj.vector else None
+                if p.get("kind") == "chunk":  # stems as this version computes them (earlier ones stemmed less)
+                    p = {**p, "search_text": search_text(p.get("context_text") or "")}
                 self._pending.append({"uuid": str(obj.uuid), "properties": dict(p),
                                       "vector": {VECTOR: vector} if vector is not None else None})
                 if len(self._pending) >= 1000:

@@ -43,6 +43,7 @@ import requests
 import wikipedia
 from rank_bm25 import BM25Okapi
 
+from pipeline.text import CITATION, FUNCTION_WORDS, split_sentences, words
 from pipeline.types import Evidence
 
 log = logging.getLogger(__name__)
@@ -228,12 +229,6 @@ class WikipediaSource:
 
 # --- passages and ranking
 
-_WORD = re.compile(r"\w+")
-_STOP = frozenset(
-    "a an and are as at be been by for from had has have he her his in into is it its of on or "
-    "she that the their there these they this to was were which while who will with".split()
-)
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”')\]]))\s+(?=[\"“(\[]?[A-Z0-9])")
 _HEADING = re.compile(r"^\s*=+[^=].*=+\s*$")
 
 
@@ -247,7 +242,7 @@ def split_passages(content: str, sentences: int = PASSAGE_SENTENCES) -> list[str
         text = " ".join(" ".join(lines).split())
         if not text:
             continue
-        parts = [s for s in _SENTENCE_END.split(text) if s.strip()]
+        parts = split_sentences(text)
         step = max(1, sentences - 1)
         for start in range(0, max(1, len(parts) - 1), step):
             passages.append(" ".join(parts[start : start + sentences]))
@@ -293,12 +288,12 @@ def rank_passages(claim: str, pages: list[Page], top: int = 5) -> list[Evidence]
 
 
 def _tokens(text: str) -> list[str]:
-    return [t for t in _WORD.findall(text.lower()) if t not in _STOP]
+    return [t for t in words(text) if t not in FUNCTION_WORDS]
 
 
 def _query_text(claim: str) -> str:
     """The claim without citation markers, cut to MediaWiki's search length at a word boundary."""
-    text = " ".join(re.sub(r"\[[^\]\n]{1,40}\]", " ", claim).split())
+    text = " ".join(CITATION.sub(" ", claim).split())
     if len(text) > MAX_QUERY_CHARS:
         text = text[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
     return text
@@ -306,11 +301,11 @@ def _query_text(claim: str) -> str:
 
 def _keyword_query(query: str, limit: int = 8) -> str:
     """A shorter query for when the whole claim finds nothing: names, numbers and long words."""
-    words = re.findall(r"[\w'-]+", query)
+    found = re.findall(r"[\w'-]+", query)
     keep = [
         w
-        for i, w in enumerate(words)
-        if w.lower() not in _STOP
+        for i, w in enumerate(found)
+        if w.lower() not in FUNCTION_WORDS
         and ((i > 0 and w[0].isupper()) or any(c.isdigit() for c in w) or len(w) >= 7)
     ]
     return " ".join(dict.fromkeys(keep[:limit]))

@@ -7,6 +7,7 @@ import pytest
 
 from pipeline import numbers
 from pipeline.names import names
+from pipeline.text import markdown_sentences
 from pipeline.verify import align, meaning
 
 
@@ -35,14 +36,14 @@ def test_general_acronyms_are_words_not_names():
 def test_evidence_sentences_rejoin_wrapped_lines_but_keep_blocks_apart():
     text = ("## 0.40.0 (October 15, 2024)\nThis release fixes a denial\nof service. Users may\nretry.\n\n"
             "* Item one\n  continues here.\n* Item two\n```python\na = 1\nb = 2\n```\nAfter the\ncode.")
-    assert align.split_sentences(text) == [
+    assert markdown_sentences(text) == [
         "## 0.40.0 (October 15, 2024)", "This release fixes a denial of service.", "Users may retry.",
         "* Item one continues here.", "* Item two", "```python", "a = 1", "b = 2", "```", "After the code.",
     ]
 
 
 def test_a_short_title_line_is_not_joined_to_the_paragraph_below_it():
-    assert align.split_sentences("Meals and Incidental Expenses (M&IE)\nIn addition to tickets, you get\na per diem.") == [
+    assert markdown_sentences("Meals and Incidental Expenses (M&IE)\nIn addition to tickets, you get\na per diem.") == [
         "Meals and Incidental Expenses (M&IE)", "In addition to tickets, you get a per diem."]
 
 
@@ -53,6 +54,8 @@ def test_a_short_title_line_is_not_joined_to_the_paragraph_below_it():
     ("Expenses are covered by a per diem, without providing receipts.", "Meals and Incidental Expenses (M&IE)", False),
     ("Personal laptops can be connected to the GSA network.", "Personal laptops cannot be connected to the GSA network.", True),
     ("StaticFiles doesn't follow links unless you set it.", "StaticFiles follows links when you set it.", False),
+    ("You can install it from the Self-Service app.",
+     "Step 3 - If it is not located in the Self Service application, submit a service desk request.", False),
 ])
 def test_negation_is_compared_where_it_is_asserted(claim, sentence, differs):
     assert align._negation_differs(claim, sentence) is differs
@@ -62,6 +65,8 @@ def test_negation_is_compared_where_it_is_asserted(claim, sentence, differs):
     ("A RuntimeError is raised if it isn't supported.", "A RuntimeError is raised ."),
     ("Award leave is not paid out when you leave TTS.", "Award leave is not paid out ."),
     ("StaticFiles doesn't follow links unless you set it.", "StaticFiles doesn't follow links unless you set it."),
+    ("Step 3 - If it is not there, submit a request.", ", submit a request ."),
+    ("- Leave is not paid out.", "Leave is not paid out."),
 ])
 def test_asserted_sets_conditions_aside_but_keeps_unless(text, kept):
     assert meaning.asserted(text) == kept
@@ -119,8 +124,8 @@ def test_a_negation_backed_by_another_evidence_sentence_is_no_flip():
 
 
 def test_quoted_values_and_concessions_are_no_negation():
-    assert align._negated("Valid values are 'lax', 'strict' and 'none'.") is False
-    assert align._negated("Set `none` to turn it off.") is False
+    assert align.negated("Valid values are 'lax', 'strict' and 'none'.") is False
+    assert align.negated("Set `none` to turn it off.") is False
     assert align._negation_differs("You can still use GraphQL with Starlette via third-party libraries.",
                                    "Although GraphQL support is no longer built in, you can still use GraphQL "
                                    "with Starlette via 3rd party libraries.") is False

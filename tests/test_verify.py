@@ -235,8 +235,8 @@ def test_names_must_appear_caps_a_name_the_evidence_never_mentions(settings, emb
 
 def test_a_formula_matches_its_wikipedia_rendering():
     passage = "The oceans release large quantities of CO 2 into the atmosphere."
-    assert verify._name_present("CO2", passage.lower(), verify._content(passage), {})
-    assert not verify._name_present("NO2", passage.lower(), verify._content(passage), {})
+    assert verify.name_present("CO2", passage.lower(), verify.content_words(passage), {})
+    assert not verify.name_present("NO2", passage.lower(), verify.content_words(passage), {})
 
 
 @pytest.mark.parametrize(

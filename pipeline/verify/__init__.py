@@ -37,17 +37,16 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.text import markdown_sentences
 from pipeline.types import Claim, Evidence, Label, Verdict
 from pipeline.verifier_model import TrainedVerifier
 from pipeline.verify.align import (
-    _NAME_TYPES,
     SYMBOLIC_FEATURES,
     Alignment,
-    _acronyms,
-    _content,
-    _name_present,
+    acronyms,
     analyse,
-    split_sentences,
+    content_words,
+    name_present,
 )
 from pipeline.verify.combiner import (
     COMBINER_PATH,
@@ -78,10 +77,10 @@ from pipeline.verify.rules import (
 __all__ = [
     "CALIBRATION_FEATURES", "COMBINER_PATH", "CONFLICT_MIN_SIMILARITY", "CONTRADICTED_CONFIDENCE", "METHODS",
     "MODEL_CANDIDATES", "RESTATEMENT_CONFIDENCE", "RESTATEMENT_SIMILARITY", "SYMBOLIC_FEATURES",
-    "Alignment", "Combiner", "PairScore", "VerifyOptions", "_NAME_TYPES", "_acronyms", "_content", "_name_present",
-    "analyse", "calibrated", "calibration_features", "decide", "decide_with_model",
+    "Alignment", "Combiner", "PairScore", "VerifyOptions", "acronyms", "analyse", "content_words",
+    "name_present", "calibrated", "calibration_features", "decide", "decide_with_model",
     "is_flipped", "is_restatement", "load_combiner", "model_signals", "probabilities",
-    "split_sentences", "verify_claims",
+    "verify_claims",
 ]
 
 METHODS = ("default", "cosine", "combiner", "model", "llm", "nli")
@@ -210,7 +209,7 @@ _LLM_LABELS = {
 def _llm_verdict(a: Alignment, evidence: Sequence[str], fallback: PairScore, llm: Any) -> PairScore:
     from pipeline.llm import LLMError, read_json
 
-    sentences = [(s, ei) for ei, text in enumerate(evidence) for s in (split_sentences(text) or [text])][:40]
+    sentences = [(s, ei) for ei, text in enumerate(evidence) for s in (markdown_sentences(text) or [text])][:40]
     if not sentences:
         return fallback
     listing = "\n".join(f"[{i}] {s}" for i, (s, _) in enumerate(sentences, 1))

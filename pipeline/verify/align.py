@@ -12,25 +12,17 @@ from typing import Any
 import numpy as np
 
 from pipeline import numbers
+from pipeline.text import FUNCTION_WORDS, NAME_LABELS, TERM, markdown_sentences, stem, terms
 from pipeline.verify import meaning
 
 MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
 MEANING_CANDIDATES = 3  # aligned sentences/windows read for names in place, flips and added content
 MEANING_MIN_SIMILARITY = 0.5  # … when at least this similar to the claim (cosine)
 EXTRA_MIN_GAIN = 0.0  # added content counts when dropping it brings the claim at least this much closer to its evidence
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _SUBSCRIPT_GAP = re.compile(r"(?<=[a-z]) (?=\d)")
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-'’]*")
-_STOP = frozenset(
-    "a an the of in on at to for from by with and or but as is are was were be been being has have had do does "
-    "did that this these those it its their there than then which who whom whose what when where while also "
-    "not no can could may might will would shall should into over under about after before between among "
-    "more most less such only very much many some any each other both all per via we our they them he she his her".split()
-)
-_NEGATIONS = frozenset("not no never none neither nor without cannot can't don't doesn't didn't isn't aren't wasn't weren't won't lack lacks lacking fail fails failed absence absent unable".split())
-_UP = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enhanc", "improv", "promot", "boost", "accelerat", "grow", "grew", "gain", "raise", "larger", "more ", "exceed", "stimulat", "activat", "induc", "upregulat", "warm")
-_DOWN = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
-_NAME_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
+NEGATIONS = frozenset("not no never none neither nor without cannot can't don't doesn't didn't isn't aren't wasn't weren't won't lack lacks lacking fail fails failed absence absent unable".split())
+UP_WORDS = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enhanc", "improv", "promot", "boost", "accelerat", "grow", "grew", "gain", "raise", "larger", "more ", "exceed", "stimulat", "activat", "induc", "upregulat", "warm")
+DOWN_WORDS = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
 _TYPE_GROUP = {"GPE": "PLACE", "LOC": "PLACE", "NORP": "PLACE", "FAC": "PLACE"}
 # Words before a number that quantify it rather than name what it counts ("at least 25", "over 75").
 _NOT_LABELS = frozenset("least most about around approximately nearly almost roughly exactly just only up over under "
@@ -70,60 +62,19 @@ class Alignment:
 
 
 
-_BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d+[.)]\s|#|\||>|```|!!!|\?\?\?|:::)")
-
-
-def _lines(text: str) -> list[str]:
-    """The text's lines, with the hard-wrapped lines of a paragraph joined back into one: a line
-    continues the one before unless it is blank or starts a block (a list item, heading, table
-    row, quote, fence or admonition), or the line before ends its own block (a heading, a table
-    row, a line of code, or a short unpunctuated line followed by a capital: a title)."""
-    out: list[str] = []
-    joinable = in_code = False
-    for line in text.splitlines():
-        fence = line.lstrip().startswith(("```", "~~~"))
-        in_code = in_code != fence
-        if not line.strip():
-            joinable = False
-            continue
-        heading_like = bool(out) and len(out[-1]) < 50 and not out[-1].endswith(tuple(".,;:!?-–—")) \
-            and line.lstrip()[:1].isupper()
-        if joinable and not heading_like and not _BLOCK_START.match(line) and out:
-            out[-1] = f"{out[-1]} {line.strip()}"
-        else:
-            out.append(line.strip())
-        joinable = not (in_code or fence or line.lstrip().startswith(("#", "|")))
-    return out
-
-
-def split_sentences(text: str) -> list[str]:
-    """Evidence text split into sentences (a fast rule: paragraphs and list items, then sentence ends)."""
-    out = []
-    for line in _lines(text):
-        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
-    return out
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower().strip("'’-") for w in _WORD.findall(text)]
-
-
-def _stem(word: str) -> str:
-    return word[:6] if len(word) > 6 else word
-
-
-def _content(text: str) -> set[str]:
-    return {_stem(w) for w in _words(text) if len(w) > 2 and w not in _STOP}
+def content_words(text: str) -> set[str]:
+    """The stems of `text`'s content words (three letters or more, no function word)."""
+    return {stem(w) for w in terms(text) if len(w) > 2 and w not in FUNCTION_WORDS}
 
 
 def _candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, int]]:
     """Evidence sentences most like the claim (by shared words), plus two-sentence windows around them."""
-    claim_words = _content(claim)
+    claim_words = content_words(claim)
     scored = []
     for ei, text in enumerate(evidence):
-        sentences = split_sentences(text) or [text]
+        sentences = markdown_sentences(text) or [text]
         for si, sentence in enumerate(sentences):
-            overlap = len(claim_words & _content(sentence)) / (1 + math.log1p(len(sentence) / 80))
+            overlap = len(claim_words & content_words(sentence)) / (1 + math.log1p(len(sentence) / 80))
             scored.append((overlap, -len(scored), ei, si, sentences))
     scored.sort(reverse=True)
     keep = scored[:MAX_SENTENCES]
@@ -138,19 +89,21 @@ def _candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, int]]:
     return list(out.items())
 
 
-def _acronyms(text: str) -> dict[str, str]:
+def acronyms(text: str) -> dict[str, str]:
     """Abbreviations a text defines: "chronic kidney disease (CKD)" → {"ckd": "chronic kidney disease"}."""
     found = {}
     for m in re.finditer(r"\(([A-Z][A-Za-z0-9\-]{1,9})\)", text):
         short = m.group(1)
         letters = [c for c in short if c.isupper()]
-        before = _WORD.findall(text[max(0, m.start() - 120):m.start()])
+        before = TERM.findall(text[max(0, m.start() - 120):m.start()])
         if letters and len(before) >= len(letters):
             found[short.lower()] = " ".join(before[-len(letters):]).lower()
     return found
 
 
-def _name_present(name: str, passage_lower: str, passage_words: set[str], acronyms: dict[str, str]) -> bool:
+def name_present(name: str, passage_lower: str, passage_words: set[str], defined: dict[str, str]) -> bool:
+    """Whether `name` is in the passage: as written, without hyphens, as a defined abbreviation or
+    its long form (`defined`, from `acronyms`), by all of its content stems, or by its initials."""
     name = re.sub(r"^the\s+|['’]s$", "", name.strip(), flags=re.IGNORECASE).lower()
     if not name:
         return True
@@ -158,22 +111,23 @@ def _name_present(name: str, passage_lower: str, passage_words: set[str], acrony
         return True
     if any(c.isdigit() for c in name) and name.replace(" ", "") in _SUBSCRIPT_GAP.sub("", passage_lower):
         return True  # "CO2" where Wikipedia's text has "CO 2" (a subscript)
-    if name in acronyms:
+    if name in defined:
         return True
-    long_forms = {v: k for k, v in acronyms.items()}
+    long_forms = {v: k for k, v in defined.items()}
     if name in long_forms:
         return True
-    tokens = [_stem(w) for w in _words(name) if len(w) > 2 and w not in _STOP]
+    tokens = [stem(w) for w in terms(name) if len(w) > 2 and w not in FUNCTION_WORDS]
     if tokens and all(t in passage_words for t in tokens):
         return True
-    initials = "".join(w[0] for w in _words(name) if w not in _STOP)
+    initials = "".join(w[0] for w in terms(name) if w not in FUNCTION_WORDS)
     return len(initials) >= 2 and re.search(rf"\b{re.escape(initials)}\b", passage_lower) is not None
 
 
-def _direction(text: str) -> int:
+def direction(text: str) -> int:
+    """+1 when the text says more of something goes up than down ("increases"), -1 the reverse, 0 neither."""
     low = " " + text.lower() + " "
-    up = sum(low.count(" " + w) for w in _UP)
-    down = sum(low.count(" " + w) for w in _DOWN)
+    up = sum(low.count(" " + w) for w in UP_WORDS)
+    down = sum(low.count(" " + w) for w in DOWN_WORDS)
     return (up > down) - (down > up)
 
 
@@ -182,21 +136,21 @@ def _direction(text: str) -> int:
 _QUOTED = re.compile(r"(?<!`)`[^`\n]{1,40}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
 
 
-def _negated(text: str) -> bool:
+def negated(text: str) -> bool:
     """Whether the text says something in the negative: it has a negation word, or an "unless", but
     not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
     told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once."""
-    words = _words(_QUOTED.sub(" ", meaning.ANSWER_WORD.sub("", text)))  # "No, X isn't Y" negates once
-    return any(w in _NEGATIONS or w.endswith("n't") for w in words) != ("unless" in words)
+    words = terms(_QUOTED.sub(" ", meaning.ANSWER_WORD.sub("", text)))  # "No, X isn't Y" negates once
+    return any(w in NEGATIONS or w.endswith("n't") for w in words) != ("unless" in words)
 
 
 def _focus(claim: str, sentence: str) -> list[str]:
     """The sentences of an aligned window that share the most content words with the claim (ties kept)."""
-    parts = split_sentences(sentence)
+    parts = markdown_sentences(sentence)
     if len(parts) < 2:
         return [sentence]
-    words = _content(claim)
-    shared = [len(words & _content(p)) for p in parts]
+    words = content_words(claim)
+    shared = [len(words & content_words(p)) for p in parts]
     return [p for p, n in zip(parts, shared, strict=True) if n == max(shared)]
 
 
@@ -213,17 +167,17 @@ def _negation_differs(claim: str, sentence: str, evidence: Sequence[str] = ()) -
     `evidence` is the claim's evidence passages: a negation of the claim may be backed by a sentence
     outside the aligned window."""
     focus = _focus(claim, sentence)
-    negated = _negated(claim)
-    if all(_negated(s) == negated for s in focus):
+    negative = negated(claim)
+    if all(negated(s) == negative for s in focus):
         return False  # the common case, decided without a parse
     stated = [s for s in focus if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
     if not stated or not all(
-            _negated(claim) != _negated(s) and _negated(meaning.asserted(claim)) != _negated(meaning.asserted(s))
+            negated(claim) != negated(s) and negated(meaning.asserted(claim)) != negated(meaning.asserted(s))
             for s in stated):
         return False
-    if _negated(meaning.asserted(claim)):
+    if negated(meaning.asserted(claim)):
         scopes = meaning.negation_scopes(claim)
-        sentences = [s for text in evidence for s in split_sentences(text)] or split_sentences(sentence)
+        sentences = [s for text in evidence for s in markdown_sentences(text)] or markdown_sentences(sentence)
         return not scopes or any(_unbacked(words, core, sentences) for words, core in scopes)  # no scope: "unless"
     return True
 
@@ -231,23 +185,23 @@ def _negation_differs(claim: str, sentence: str, evidence: Sequence[str] = ()) -
 def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> bool:
     """Whether the sentences that state a negated predicate (`core` lemmas) and most of its clause's
     `words` state it without a negation. False when no sentence states the predicate."""
-    scope = _content(words) - _NEGATIONS
-    near = sorted(((len(scope & _content(s)), s) for s in dict.fromkeys(sentences)), key=lambda x: -x[0])
+    scope = content_words(words) - NEGATIONS
+    near = sorted(((len(scope & content_words(s)), s) for s in dict.fromkeys(sentences)), key=lambda x: -x[0])
     about = [(n, s) for n, s in near[:12] if n and core & meaning.lemmas(s)]  # parse only the closest
     if not about:
         return False
     best = [s for n, s in about if n == about[0][0]]
-    return not any(_negated(meaning.asserted(s)) for s in best)
+    return not any(negated(meaning.asserted(s)) for s in best)
 
 
 def _salient(claim: str) -> list[str]:
     """Tokens of the claim that name something: mid-sentence capitals, acronyms, letters mixed with digits."""
     out = []
-    for i, m in enumerate(_WORD.finditer(claim)):
+    for i, m in enumerate(TERM.finditer(claim)):
         w = m.group(0)
         has_digit = any(c.isdigit() for c in w) and any(c.isalpha() for c in w)
         caps = sum(c.isupper() for c in w)
-        if has_digit or caps >= 2 or (i > 0 and w[:1].isupper() and w.lower() not in _STOP):
+        if has_digit or caps >= 2 or (i > 0 and w[:1].isupper() and w.lower() not in FUNCTION_WORDS):
             out.append(w)
     return out
 
@@ -256,7 +210,7 @@ def _label_before(text: str, value: numbers.Value) -> str:
     """The word a bare number labels ("kinase" in "kinase 2", "phase" in "phase 3"), lowercased, or ''."""
     m = re.search(r"([A-Za-z][A-Za-z\-]{2,})\s+$", text[:value.start])
     word = m.group(1).lower() if m else ""
-    return "" if word in _STOP or word in _NOT_LABELS else word
+    return "" if word in FUNCTION_WORDS or word in _NOT_LABELS else word
 
 
 def _under_label(claim: str, value: numbers.Value, passage: str, passage_values: list) -> list[numbers.Value]:
@@ -392,15 +346,15 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
     passage = " ".join(evidence)
     claim = strip_citations(a.claim)
     passage_lower = passage.lower()
-    passage_words = _content(passage)
-    acronyms = _acronyms(passage)
-    words = _content(claim)
+    passage_words = content_words(passage)
+    defined = acronyms(passage)
+    words = content_words(claim)
     absent_words = [w for w in words if w not in passage_words]
     salient = _salient(claim)
-    salient_absent = [s for s in salient if not _name_present(s, passage_lower, passage_words, acronyms)]
+    salient_absent = [s for s in salient if not name_present(s, passage_lower, passage_words, defined)]
     a.unnamed = next((s for s in salient_absent if sum(c.isupper() or c.isdigit() for c in s) >= 2), "")  # an acronym or code
-    claim_tokens = {w.lower() for w in _WORD.findall(claim)}
-    rivals = [s for s in _salient(a.sentence) if s.lower() not in claim_tokens and not _name_present(s, claim.lower(), words, {})]
+    claim_tokens = {w.lower() for w in TERM.findall(claim)}
+    rivals = [s for s in _salient(a.sentence) if s.lower() not in claim_tokens and not name_present(s, claim.lower(), words, {})]
     f = a.features
     f.update(
         salient_frac_absent=len(salient_absent) / max(1, len(salient)),
@@ -457,11 +411,11 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
             a.conflict, a.conflict_kind = code, "number"
     f.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched), num_conflict=float(conflict), num_absent=float(absent))
     # named entities
-    names = [(t, label) for t, label in claim_ents if label in _NAME_TYPES]
+    names = [(t, label) for t, label in claim_ents if label in NAME_LABELS]
     claim_lower = claim.lower()
     e_matched = e_conflict = e_absent = 0
     for text, label in names:
-        if _name_present(text, passage_lower, passage_words, acronyms):
+        if name_present(text, passage_lower, passage_words, defined):
             e_matched += 1
             continue
         a.unnamed = a.unnamed or text
@@ -470,7 +424,7 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
             (
                 e.text for e in aligned_doc.ents
                 if _TYPE_GROUP.get(e.label_, e.label_) == group and e.text.lower() not in claim_lower
-                and not _name_present(e.text, claim_lower, _content(claim), {})
+                and not name_present(e.text, claim_lower, content_words(claim), {})
             ),
             None,
         )
@@ -481,11 +435,11 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
         else:
             e_absent += 1
     f.update(ent_n=float(len(names)), ent_matched=float(e_matched), ent_conflict=float(e_conflict), ent_absent=float(e_absent))
-    claim_dir, ev_dir = _direction(claim), _direction(a.sentence)
+    claim_dir, ev_dir = direction(claim), direction(a.sentence)
     f.update(
         negation_mismatch=float(bool(a.sentence) and _negation_differs(claim, a.sentence, evidence)),
         direction_mismatch=float(claim_dir != 0 and ev_dir != 0 and claim_dir != ev_dir),
-        claim_len=min(len(_words(claim)), 60) / 60,
-        best_len=min(len(_words(a.sentence)), 120) / 120,
+        claim_len=min(len(terms(claim)), 60) / 60,
+        best_len=min(len(terms(a.sentence)), 120) / 120,
     )
 

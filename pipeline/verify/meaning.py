@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pipeline import names as namelib
+from pipeline.text import stem
 
 # Predicates whose lemmas are opposites: one in the claim where the evidence has the other flips it.
 OPPOSITES = (
@@ -56,11 +57,6 @@ def parse(text: str):
     return doc
 
 
-def _stem(word: str) -> str:
-    word = word.lower()
-    return word[:5] if len(word) > 5 else word
-
-
 def _negated(token) -> bool:
     """Whether `token` (a predicate) is said in the negative: a negation dependent on it ("is not
     paid"), "without" governing it, or a negated or negating verb above it in the same statement
@@ -101,10 +97,17 @@ def states(text: str) -> bool:
     return any(t.pos_ in ("VERB", "AUX") for t in parse(text))
 
 
+# A list marker or step label before a statement ("- ", "2. ", "Step 3 - ") is not part of it: left in,
+# it hides the statement's first clause from the parse ("Step 3 - If it is not located …, submit …").
+_LABEL = re.compile(r"^\s*(?:(?:step|stage|phase)\s+\d+[a-z]?\s*[-–—:.)]\s*|[-*+•]\s+|\d+[.)]\s+)", re.IGNORECASE)
+
+
 def asserted(text: str) -> str:
     """`text` without its conditional, concessive and relative clauses ("…, and an error is raised if it isn't
     supported"; "Zoom is for those whose need cannot be met with Google Meet"): a negation there
-    asserts nothing about the statement. "unless" clauses stay: they negate."""
+    asserts nothing about the statement. "unless" clauses stay: they negate. A leading list marker or
+    step label is dropped."""
+    text = _LABEL.sub("", text, count=1)
     doc = parse(text)
     drop: set[int] = set()
     for t in doc:
@@ -398,13 +401,13 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
     for text in [*passages, given]:
         for w in re.findall(r"[A-Za-z0-9_]+", text):
             known.add(w.lower())
-            known.add(_stem(w))
+            known.add(stem(w.lower()))
     for text in passages:
         known.update(t.lemma_.lower() for t in parse(text[:3000]))
     doc = parse(claim)
     content = [t for t in doc if t.pos_ in _CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
                and any(c.isalpha() for c in t.text) and len(t.text) > 2]
-    missing = [t for t in content if t.lower_ not in known and t.lemma_.lower() not in known and _stem(t.text) not in known
+    missing = [t for t in content if t.lower_ not in known and t.lemma_.lower() not in known and stem(t.text.lower()) not in known
                and not _split_known(t.text, known)]
     if not missing:
         return ""
@@ -444,4 +447,4 @@ def _restated_action(run: list) -> bool:
 def _split_known(word: str, known: set[str]) -> bool:
     """A compound written as one token ("ASGI-compatible", "url_prefix") whose parts are all known."""
     parts = [p for p in re.split(r"[-_/.]", word.lower()) if len(p) > 2]
-    return len(parts) > 1 and all(p in known or _stem(p) in known for p in parts)
+    return len(parts) > 1 and all(p in known or stem(p.lower()) in known for p in parts)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.text import terms
 from pipeline.types import Label
-from pipeline.verify.align import _DOWN, _NEGATIONS, _UP, Alignment, _direction, _negated, _words
+from pipeline.verify.align import DOWN_WORDS, NEGATIONS, UP_WORDS, Alignment, direction, negated
 
 MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
 # A conflicting value only counts when the aligned sentence is about the claim (cosine at least this):
@@ -101,14 +102,14 @@ def is_flipped(a: Alignment) -> bool:
 
 def flip_quote(a: Alignment) -> str:
     """The aligned sentence's own word for what the claim flips: its direction verb or its negation ('' if none)."""
-    words = _words(a.sentence)
+    words = terms(a.sentence)
     if a.features.get("direction_mismatch"):
-        stems = _UP if _direction(a.sentence) > 0 else _DOWN
+        stems = UP_WORDS if direction(a.sentence) > 0 else DOWN_WORDS
         found = next((w for w in words if any(w.startswith(s.strip()) for s in stems)), "")
         if found:
             return found
-    if _negated(a.sentence):
-        return next((w for w in words if w in _NEGATIONS or w.endswith("n't")), "")
+    if negated(a.sentence):
+        return next((w for w in words if w in NEGATIONS or w.endswith("n't")), "")
     return ""
 
 

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.llm import read_json
+from pipeline.text import markdown_sentences
 from pipeline.types import Label, Verdict
-from pipeline.verify.align import split_sentences
 from pipeline.verify.rules import CONTRADICTED_CONFIDENCE
 
 log = logging.getLogger(__name__)
@@ -188,7 +188,7 @@ def _applied(v: Verdict, label: Label, quote: str, text: str, supported_confiden
         return v
     pattern = re.compile(r"\s+".join(re.escape(w) for w in quote.split()), re.IGNORECASE)
     sentence = v.sentence if pattern.search(v.sentence) else next(
-        (s for s in split_sentences(text) if pattern.search(s)), v.sentence)
+        (s for s in markdown_sentences(text) if pattern.search(s)), v.sentence)
     if label is Label.SUPPORTED:
         return dataclasses.replace(v, label=Label.SUPPORTED, confidence=max(v.confidence, supported_confidence),
                                    method=METHOD, sentence=sentence, conflict="", unstated="", reason="")

@@ -1,0 +1,243 @@
+"""The text rules every stage shares: words, stop words, stems, sentences, citations and name labels.
+
+One place for them, so that what the index matches, what verification compares and what an
+answer quotes all read text the same way:
+- `words` / `terms`: a text's words, for search (`\\w+`) and for comparing wording (hyphenated
+  words and contractions kept whole);
+- `QUERY_STOPWORDS` (dropped from a search query) and `FUNCTION_WORDS` (ignored when two texts'
+  content is compared);
+- `stem`: Porter's stemmer, the one SQLite's FTS5 `porter` tokenizer applies to the embedded
+  index, so a stem computed here is a term that index holds (a test compares the two);
+- `SENTENCE_END` / `split_sentences`: where a sentence ends (never after "e.g." or "approx.");
+- `CITATION` / `cited_numbers`: answer citation markers such as `[1]` or `[2, 3]`;
+- `markdown_sentences`: the sentences of a chunk (hard-wrapped lines joined, blocks apart);
+  `ANSWER_SENTENCE`, `ENDS_SENTENCE`, `SENTENCE_BREAK`: an answer's sentences, a sentence's end,
+  where a long message may be cut;
+- `NAME_LABELS` (the spaCy entity labels that are names) and `COMMON_CAPITALS` (capitalised words
+  that name nothing).
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- words
+
+WORD = re.compile(r"\w+")
+TERM = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-'’]*")  # "opt-in", "don't" stay one term
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased `\\w+` words of `text` (what search indexes and queries are made of)."""
+    return WORD.findall(text.lower())
+
+
+def terms(text: str) -> list[str]:
+    """The lower-cased terms of `text` for comparing wording: hyphenated words and contractions
+    whole, stray hyphens and apostrophes at the ends removed."""
+    return [w.lower().strip("'’-") for w in TERM.findall(text)]
+
+
+QUERY_STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how i if in is it its of on or "
+    "our should that the their there these this to was we what when where which who why will with you your".split()
+)
+FUNCTION_WORDS = frozenset(
+    "a an the of in on at to for from by with and or but as is are was were be been being has have had do does "
+    "did that this these those it its their there than then which who whom whose what when where while also "
+    "not no can could may might will would shall should into over under about after before between among "
+    "more most less such only very much many some any each other both all per via we our they them he she his her".split()
+)
+
+
+# --- stems: M. F. Porter, "An algorithm for suffix stripping" (1980), as SQLite's FTS5 applies it
+
+_STEP2 = (("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
+          ("logi", "log"), ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"),
+          ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"),
+          ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"))
+_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""))
+_STEP4 = ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism",
+          "ate", "iti", "ous", "ive", "ize")
+
+
+def _consonant(w: str, i: int) -> bool:
+    if w[i] in "aeiou":
+        return False
+    if w[i] == "y":
+        return i == 0 or not _consonant(w, i - 1)
+    return True
+
+
+def _measure(w: str) -> int:
+    """Porter's m: how many vowel-consonant sequences `w` has."""
+    shape = "".join("c" if _consonant(w, i) else "v" for i in range(len(w)))
+    return len(re.findall(r"v+c+", shape))
+
+
+def _has_vowel(w: str) -> bool:
+    return any(not _consonant(w, i) for i in range(len(w)))
+
+
+def _cvc(w: str) -> bool:
+    """Consonant-vowel-consonant at the end, the last consonant not w, x or y ("hop", not "snow")."""
+    return (len(w) >= 3 and _consonant(w, len(w) - 3) and not _consonant(w, len(w) - 2)
+            and _consonant(w, len(w) - 1) and w[-1] not in "wxy")
+
+
+def _double(w: str) -> bool:
+    return len(w) >= 2 and w[-1] == w[-2] and _consonant(w, len(w) - 1)
+
+
+def _replace(w: str, rules, min_measure: int) -> str:
+    """The first rule whose suffix ends `w` decides: applied when the rest has m > `min_measure`."""
+    for suffix, replacement in rules:
+        if w.endswith(suffix):
+            rest = w[: len(w) - len(suffix)]
+            return rest + replacement if _measure(rest) > min_measure else w
+    return w
+
+
+def stem(word: str) -> str:
+    """The Porter stem of a lower-case word ("indexing" → "index", "requirements" → "requir").
+    Words under three letters are their own stem, as in FTS5."""
+    w = word
+    if len(w) < 3:
+        return w
+    # step 1a: plurals
+    if w.endswith("sses") or w.endswith("ies"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    # step 1b: -eed, -ed, -ing
+    if w.endswith("eed"):
+        if _measure(w[:-3]) > 0:
+            w = w[:-1]
+    else:
+        for suffix in ("ed", "ing"):
+            if w.endswith(suffix) and _has_vowel(w[: -len(suffix)]):
+                w = w[: -len(suffix)]
+                if w.endswith(("at", "bl", "iz")):
+                    w += "e"
+                elif _double(w) and w[-1] not in "lsz":
+                    w = w[:-1]
+                elif _measure(w) == 1 and _cvc(w):
+                    w += "e"
+                break
+    # step 1c: y → i after a vowel
+    if w.endswith("y") and _has_vowel(w[:-1]):
+        w = w[:-1] + "i"
+    w = _replace(w, _STEP2, 0)
+    w = _replace(w, _STEP3, 0)
+    # step 4: suffixes dropped when m > 1 ("-ion" only after s or t)
+    for suffix in _STEP4:
+        if w.endswith(suffix):
+            rest = w[: len(w) - len(suffix)]
+            if _measure(rest) > 1 and (suffix != "ion" or rest.endswith(("s", "t"))):
+                w = rest
+            break
+    # step 5a: a final e; 5b: a final double l
+    if w.endswith("e"):
+        rest = w[:-1]
+        if _measure(rest) > 1 or (_measure(rest) == 1 and not _cvc(rest)):
+            w = rest
+    if w.endswith("ll") and _measure(w) > 1:
+        w = w[:-1]
+    return w
+
+
+# --- sentences
+
+# a sentence ends at . ! or ? (and any closing quote or bracket) before a space and a capital, digit,
+# opening quote, bracket or code span
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`]?[A-Z0-9`])")
+# an answer's sentence, as claims are cut from it: also ends before a code name written in lower
+# case ("… defaults to True. check_dir defaults to …")
+ANSWER_SENTENCE = re.compile(r".+?(?:[.!?][\"')\]]*(?=\s+(?:[\"'(`]?[A-Z0-9]|`|[a-z][a-z0-9]*_\w))|$)")
+# text that ends as a sentence does (a full stop, question or exclamation mark, colon or ellipsis)
+ENDS_SENTENCE = re.compile(r"[.!?:…][\"'”’)\]]*$")
+# where a long message may be cut between sentences: after sentence punctuation, or at a line break
+SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+|\n+")
+ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|ex|etc|vs|approx|incl|esp|cf|Mr|Mrs|Ms|Dr|No|Nos|Fig|St|Jr|Sr|Inc|Ltd|Co)"
+                          r"\.[\"')\]]*$", re.I)
+
+
+def split_sentences(text: str) -> list[str]:
+    """`text` split into sentences by rule (fast; no parse): at `SENTENCE_END`, except after a
+    common abbreviation ("e.g.", "approx.")."""
+    out: list[str] = []
+    for piece in (s.strip() for s in SENTENCE_END.split(text)):
+        if not piece:
+            continue
+        if out and ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+_BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d+[.)]\s|#|\||>|```|!!!|\?\?\?|:::)")
+
+
+def markdown_lines(text: str) -> list[str]:
+    """The text's lines, with the hard-wrapped lines of a paragraph joined back into one: a line
+    continues the one before unless it is blank or starts a block (a list item, heading, table
+    row, quote, fence or admonition), or the line before ends its own block (a heading, a table
+    row, a line of code, or a short unpunctuated line followed by a capital: a title)."""
+    out: list[str] = []
+    joinable = in_code = False
+    for line in text.splitlines():
+        fence = line.lstrip().startswith(("```", "~~~"))
+        in_code = in_code != fence
+        if not line.strip():
+            joinable = False
+            continue
+        heading_like = bool(out) and len(out[-1]) < 50 and not out[-1].endswith(tuple(".,;:!?-–—")) \
+            and line.lstrip()[:1].isupper()
+        if joinable and not heading_like and not _BLOCK_START.match(line) and out:
+            out[-1] = f"{out[-1]} {line.strip()}"
+        else:
+            out.append(line.strip())
+        joinable = not (in_code or fence or line.lstrip().startswith(("#", "|")))
+    return out
+
+
+def markdown_sentences(text: str) -> list[str]:
+    """The sentences of a Markdown text such as a chunk: its lines (`markdown_lines`: wrapped lines
+    joined, list items, headings, table rows and code apart), each split by `split_sentences`."""
+    return [s for line in markdown_lines(text) for s in split_sentences(line)]
+
+
+# --- citations
+
+_MARK = r"\[(?:\s*(?:\d+|[A-Za-z]?\d+|source[- ]?\d+)\s*(?:[,;–-]\s*)?)+\]"
+MARK = re.compile(_MARK, re.IGNORECASE)  # one marker
+CITATION = re.compile(rf"\s*{_MARK}", re.IGNORECASE)  # one marker, with the space before it
+CITATIONS = re.compile(rf"(?:\s*{_MARK})+", re.IGNORECASE)  # a run of markers ("[1][2]")
+
+
+def marked_numbers(marker: str) -> list[int]:
+    """The source numbers one marker cites, in its order ("[2, 3]" → [2, 3], "[source 1]" → [1])."""
+    return [int(n) for n in re.findall(r"\d+", marker)]
+
+
+def cited_numbers(text: str) -> tuple[int, ...]:
+    """The source numbers cited in `text` ("… [1, 3]." → (1, 3))."""
+    return tuple(sorted({n for m in MARK.finditer(text) for n in marked_numbers(m.group(0))}))
+
+
+# --- names
+
+# spaCy entity labels that name something (a person, organisation, place, product, law…), as
+# opposed to those that quantify (DATE, CARDINAL, MONEY…)
+NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
+# Words that start a sentence or follow a colon in capitals without naming anything.
+COMMON_CAPITALS = frozenset(
+    "a an the this that these those it its if when while for to in on at by with from of and or but so "
+    "yes no not you your we our they their he she his her there here then also each every any all some "
+    "most many few one two three use using set see note after before once unlike like instead however "
+    "because since unless until although though even only just first next finally also example for "
+    "i my me us what which who how why where can could should would will may might must do does did "
+    "is are was were be been has have had january february march april may june july august september "
+    "october november december monday tuesday wednesday thursday friday saturday sunday".split()
+)
