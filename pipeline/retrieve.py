@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from pipeline.embed import Embedder
 from pipeline.store import Filters, Store
+from pipeline.text import stem, words
 from pipeline.types import Hit
 
 VARIANTS = ("bm25", "dense", "rrf", "rrf+rerank")
@@ -154,9 +154,6 @@ def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Se
 
 
 def unseen(nouns: Sequence[str], hits: Sequence[Hit], top: int = 3) -> list[str]:
-    """The nouns that none of the `top` best chunks contains (as a word, its singular, or its first five letters)."""
-    def key(word: str) -> str:
-        return word[:5] if len(word) > 5 else word.rstrip("s")
-
-    keys = {key(w) for h in hits[:top] for w in re.findall(r"[a-z0-9_]+", h.chunk.context_text.lower())}
-    return [n for n in nouns if key(n) not in keys]
+    """The nouns that none of the `top` best chunks contains (by stem: "holidays" is in "holiday")."""
+    stems = {stem(w) for h in hits[:top] for w in words(h.chunk.context_text)}
+    return [n for n in nouns if stem(n) not in stems]

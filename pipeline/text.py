@@ -19,6 +19,7 @@ answer quotes all read text the same way:
 
 from __future__ import annotations
 
+import functools
 import re
 
 # --- words
@@ -48,6 +49,18 @@ FUNCTION_WORDS = frozenset(
     "not no can could may might will would shall should into over under about after before between among "
     "more most less such only very much many some any each other both all per via we our they them he she his her".split()
 )
+
+
+# --- negation: words that say something is not so ("not", "nothing"), and words that negate what
+# they govern ("without a receipt", "fails to start"); contractions ("don't") end in "n't"
+NEGATION_WORDS = frozenset("not no never none nobody nothing neither nor cannot".split())
+SELF_NEGATING = frozenset("without lack lacks lacking fail fails failed absence absent unable".split())
+NEGATIONS = NEGATION_WORDS | SELF_NEGATING
+
+
+def is_negation(word: str) -> bool:
+    """Whether a lower-case word negates: one of `NEGATIONS` or a contraction in "n't"."""
+    return word in NEGATIONS or word.endswith("n't")
 
 
 # --- stems: M. F. Porter, "An algorithm for suffix stripping" (1980), as SQLite's FTS5 applies it
@@ -98,6 +111,7 @@ def _replace(w: str, rules, min_measure: int) -> str:
     return w
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The Porter stem of a lower-case word ("indexing" → "index", "requirements" → "requir").
     Words under three letters are their own stem, as in FTS5."""

@@ -203,3 +203,4 @@ def test_an_invented_class_name_is_answered_by_its_sections_name():
     assert meaning.heading_rival("AllowedHostsMiddleware", passage, claim) == "TrustedHostMiddleware"
     assert meaning.heading_rival("RateLimiter", passage, claim) == ""  # no part in common: not the same make
     assert meaning.heading_rival("AllowedHostsMiddleware", passage.split("\n\n")[1], claim) == ""  # no heading
+

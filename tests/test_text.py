@@ -150,3 +150,8 @@ def test_the_copy_rule_sees_a_copy(tmp_path):
                       '_FILLER = frozenset("a the and of".split())\nLIMIT = 3\n_TOKEN = re.compile(r"[a-z0-9]+")\n'
                       '_UNIT = re.compile(r"[\\s(]*([A-Za-z]+)")\ndef _stem(w):\n    return w[:5]\n')
     assert _copies(module) == ["_STOP", "_WORD", "_FILLER", "_TOKEN", "def _stem"]
+
+
+def test_negations():
+    assert all(text.is_negation(w) for w in ("not", "never", "nothing", "nobody", "without", "don't", "can't"))
+    assert not any(text.is_negation(w) for w in ("note", "know", "nowhere", "unless", "only"))

@@ -12,7 +12,16 @@ from typing import Any
 import numpy as np
 
 from pipeline import numbers
-from pipeline.text import FUNCTION_WORDS, NAME_LABELS, TERM, markdown_sentences, stem, terms
+from pipeline.text import (
+    FUNCTION_WORDS,
+    NAME_LABELS,
+    NEGATIONS,
+    TERM,
+    is_negation,
+    markdown_sentences,
+    stem,
+    terms,
+)
 from pipeline.verify import meaning
 
 MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
@@ -20,7 +29,6 @@ MEANING_CANDIDATES = 3  # aligned sentences/windows read for names in place, fli
 MEANING_MIN_SIMILARITY = 0.5  # … when at least this similar to the claim (cosine)
 EXTRA_MIN_GAIN = 0.0  # added content counts when dropping it brings the claim at least this much closer to its evidence
 _SUBSCRIPT_GAP = re.compile(r"(?<=[a-z]) (?=\d)")
-NEGATIONS = frozenset("not no never none neither nor without cannot can't don't doesn't didn't isn't aren't wasn't weren't won't lack lacks lacking fail fails failed absence absent unable".split())
 UP_WORDS = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enhanc", "improv", "promot", "boost", "accelerat", "grow", "grew", "gain", "raise", "larger", "more ", "exceed", "stimulat", "activat", "induc", "upregulat", "warm")
 DOWN_WORDS = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
 _TYPE_GROUP = {"GPE": "PLACE", "LOC": "PLACE", "NORP": "PLACE", "FAC": "PLACE"}
@@ -141,7 +149,7 @@ def negated(text: str) -> bool:
     not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
     told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once."""
     words = terms(_QUOTED.sub(" ", meaning.ANSWER_WORD.sub("", text)))  # "No, X isn't Y" negates once
-    return any(w in NEGATIONS or w.endswith("n't") for w in words) != ("unless" in words)
+    return any(is_negation(w) for w in words) != ("unless" in words)
 
 
 def _focus(claim: str, sentence: str) -> list[str]:
@@ -340,14 +348,28 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
 
 
 def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
-    """Fill `a.features` with the number/entity/negation/direction checks against the evidence."""
+    """Fill `a.features` with the word, number, name, negation and direction checks against the evidence."""
     from pipeline.claims import strip_citations
 
     passage = " ".join(evidence)
     claim = strip_citations(a.claim)
-    passage_lower = passage.lower()
     passage_words = content_words(passage)
     defined = acronyms(passage)
+    _word_signals(a, claim, passage, passage_words, defined)
+    _number_signals(a, claim, passage)
+    _name_signals(a, claim, passage, passage_words, defined, claim_ents, aligned_doc)
+    claim_dir, ev_dir = direction(claim), direction(a.sentence)
+    a.features.update(
+        negation_mismatch=float(bool(a.sentence) and _negation_differs(claim, a.sentence, evidence)),
+        direction_mismatch=float(claim_dir != 0 and ev_dir != 0 and claim_dir != ev_dir),
+        claim_len=min(len(terms(claim)), 60) / 60,
+        best_len=min(len(terms(a.sentence)), 120) / 120,
+    )
+
+
+def _word_signals(a: Alignment, claim: str, passage: str, passage_words: set[str], defined: dict[str, str]) -> None:
+    """Content words and salient tokens (capitals, codes) of the claim that the evidence lacks."""
+    passage_lower = passage.lower()
     words = content_words(claim)
     absent_words = [w for w in words if w not in passage_words]
     salient = _salient(claim)
@@ -355,8 +377,7 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
     a.unnamed = next((s for s in salient_absent if sum(c.isupper() or c.isdigit() for c in s) >= 2), "")  # an acronym or code
     claim_tokens = {w.lower() for w in TERM.findall(claim)}
     rivals = [s for s in _salient(a.sentence) if s.lower() not in claim_tokens and not name_present(s, claim.lower(), words, {})]
-    f = a.features
-    f.update(
+    a.features.update(
         salient_frac_absent=len(salient_absent) / max(1, len(salient)),
         salient_conflict=float(bool(salient_absent) and bool(rivals)),
         coverage=1.0 - len(absent_words) / max(1, len(words)),
@@ -364,7 +385,11 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
         salient_n=float(min(len(salient), 8)),
         salient_absent=float(min(len(salient_absent), 8)),
     )
-    # numbers, dates, percentages
+
+
+def _number_signals(a: Alignment, claim: str, passage: str) -> None:
+    """The claim's numbers, dates, percentages and versions: stated where the claim's matter is,
+    elsewhere, nowhere, or replaced by another value (`a.conflict`, `a.unconfirmed`)."""
     claim_values = numbers.extract_values(claim)
     passage_values = numbers.extract_values(passage)
     aligned_values = numbers.extract_values(a.sentence)
@@ -409,8 +434,15 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
         conflict += 1
         if not a.conflict:
             a.conflict, a.conflict_kind = code, "number"
-    f.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched), num_conflict=float(conflict), num_absent=float(absent))
-    # named entities
+    a.features.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched),
+                      num_conflict=float(conflict), num_absent=float(absent))
+
+
+def _name_signals(a: Alignment, claim: str, passage: str, passage_words: set[str], defined: dict[str, str],
+                  claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
+    """The claim's named entities: in the evidence, absent, or replaced by another name of their
+    kind in the aligned sentence (`a.conflict`, `a.unnamed`)."""
+    passage_lower = passage.lower()
     names = [(t, label) for t, label in claim_ents if label in NAME_LABELS]
     claim_lower = claim.lower()
     e_matched = e_conflict = e_absent = 0
@@ -434,12 +466,6 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
                 a.conflict, a.conflict_kind = rival, "entity"
         else:
             e_absent += 1
-    f.update(ent_n=float(len(names)), ent_matched=float(e_matched), ent_conflict=float(e_conflict), ent_absent=float(e_absent))
-    claim_dir, ev_dir = direction(claim), direction(a.sentence)
-    f.update(
-        negation_mismatch=float(bool(a.sentence) and _negation_differs(claim, a.sentence, evidence)),
-        direction_mismatch=float(claim_dir != 0 and ev_dir != 0 and claim_dir != ev_dir),
-        claim_len=min(len(terms(claim)), 60) / 60,
-        best_len=min(len(terms(a.sentence)), 120) / 120,
-    )
+    a.features.update(ent_n=float(len(names)), ent_matched=float(e_matched), ent_conflict=float(e_conflict),
+                      ent_absent=float(e_absent))
 

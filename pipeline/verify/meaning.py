@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pipeline import names as namelib
-from pipeline.text import stem
+from pipeline.text import NEGATION_WORDS, NEGATIONS, SELF_NEGATING, stem, words
 
 # Predicates whose lemmas are opposites: one in the claim where the evidence has the other flips it.
 OPPOSITES = (
@@ -33,7 +33,7 @@ for _a, _b in OPPOSITES:
     _OPPOSITE.setdefault(_b, set()).add(_a)
 # Lemmas that carry no predicate of their own (auxiliaries, light verbs).
 _LIGHT = frozenset("be have do can could may might must shall should will would get make let need go take say use".split())
-_NEG_WORDS = frozenset({"not", "n't", "never", "nobody", "nothing", "neither", "nor", "cannot"})
+_NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no" as a determiner: below)
 # A leading answer word ("No, X isn't Y", "Not always: …") is no negation of the statement after it.
 ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really)\b[,:;.!]\s*", re.IGNORECASE)
 _CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
@@ -146,8 +146,7 @@ def _own_clause(token) -> list:
 
 # Words that negate what they govern themselves ("without waiting", "fails to start"); other negation
 # words negate their head ("isn't paid": "paid"; "no maximum": what the noun is the argument of).
-_SELF_NEGATING = frozenset("without lack lacks lacking fail fails failed absence absent unable".split())
-_NEG_CUES = _NEG_WORDS | _SELF_NEGATING | {"no", "none"}
+_NEG_CUES = NEGATIONS | {"n't"}
 _CORE_DEPS = frozenset({"dobj", "attr", "acomp", "xcomp", "pcomp", "pobj", "oprd", "prt"})
 
 
@@ -162,7 +161,7 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
     for t in doc:
         if t.dep_ == "intj" or not (t.lower_ in _NEG_CUES or t.lower_.endswith("n't")):
             continue
-        head = t if t.lower_ in _SELF_NEGATING else t.head
+        head = t if t.lower_ in SELF_NEGATING else t.head
         while head.pos_ == "ADV" and head.head is not head:
             head = head.head  # "no longer built": "built"
         while head.dep_ == "compound" and head.head is not head:
@@ -388,20 +387,20 @@ def _default_rival(claim: str, sentence: str) -> tuple[str, str]:
 
 def _context(text: str, start: int, end: int, n: int = 3) -> tuple[list[str], list[str]]:
     """The n lowercased words before and after text[start:end]."""
-    left = re.findall(r"[a-z0-9_]+", text[:start].lower())[-n:]
-    right = re.findall(r"[a-z0-9_]+", text[end:].lower())[:n]
+    left = words(text[:start])[-n:]
+    right = words(text[end:])[:n]
     return left, right
 
 
 def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> str:
     """The words of the longest run of the claim's content that no passage (nor the question, `given`)
     states, when the claim adds something: a run of at least two content words, or three content
-    words in all. '' when everything it says is there (by lemma or by a 5-letter stem)."""
+    words in all. '' when everything it says is there (by word, lemma or stem)."""
     known: set[str] = set()
     for text in [*passages, given]:
-        for w in re.findall(r"[A-Za-z0-9_]+", text):
-            known.add(w.lower())
-            known.add(stem(w.lower()))
+        for w in words(text):
+            known.add(w)
+            known.add(stem(w))
     for text in passages:
         known.update(t.lemma_.lower() for t in parse(text[:3000]))
     doc = parse(claim)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.text import terms
+from pipeline.text import is_negation, terms
 from pipeline.types import Label
-from pipeline.verify.align import DOWN_WORDS, NEGATIONS, UP_WORDS, Alignment, direction, negated
+from pipeline.verify.align import DOWN_WORDS, UP_WORDS, Alignment, direction, negated
 
 MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
 # A conflicting value only counts when the aligned sentence is about the claim (cosine at least this):
@@ -109,7 +109,7 @@ def flip_quote(a: Alignment) -> str:
         if found:
             return found
     if negated(a.sentence):
-        return next((w for w in words if w in NEGATIONS or w.endswith("n't")), "")
+        return next((w for w in words if is_negation(w)), "")
     return ""
 
 
