@@ -204,3 +204,7 @@ def test_an_invented_class_name_is_answered_by_its_sections_name():
     assert meaning.heading_rival("RateLimiter", passage, claim) == ""  # no part in common: not the same make
     assert meaning.heading_rival("AllowedHostsMiddleware", passage.split("\n\n")[1], claim) == ""  # no heading
 
+
+def test_a_spelled_out_length_of_time_is_a_value_to_check_but_counting_words_are_not():
+    values = numbers.extract_values("It is posted for two weeks, in three ways, at 5 pm.")
+    assert [(v.text, align._checkable(v)) for v in values] == [("two", True), ("three", False), ("5", True)]

@@ -71,6 +71,12 @@ TABLE = [
      "the sources never state 50"),
     ("entity differs in a less similar sentence", aligned(conflict="Bonn", conflict_kind="entity",
      features={"cos_best": 0.6}), 0.9, Label.UNCERTAIN, "", "the sources only partly back this"),
+    ("a negation the sentence lacks, where the claim says more than the sentence",
+     aligned(claim="Sick leave is paid out, so there's nothing to reinstate.", sentence="Sick leave is reinstated.",
+             features={"negation_mismatch": 1.0, "coverage": 0.75}), 0.9, Label.UNCERTAIN, "",
+     "the source says otherwise: Sick leave is reinstated."),
+    ("a negation mismatch with a sentence about something else", aligned(
+        features={"negation_mismatch": 1.0, "coverage": 0.75, "cos_best": 0.6}), 0.9, Label.SUPPORTED, "", ""),
     ("a number no evidence states", aligned(unconfirmed="1879"), 0.9, Label.UNCERTAIN, "",
      "the sources never state 1879"),
     ("added content", aligned(extra="billed to your current project"), 0.9, Label.UNCERTAIN, "",

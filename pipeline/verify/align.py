@@ -413,10 +413,10 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
             matched += 1
             near_labelled = _under_label(claim, value, near, near_values)
             if a.cited and not numbers.present(value, near_labelled or near_values) and not a.unconfirmed \
-                    and any(c.isdigit() for c in value.text):
+                    and _checkable(value):
                 a.unconfirmed = value.text  # stated somewhere in the passages, but not where the claim's matter is
             continue
-        if not a.unconfirmed and any(c.isdigit() for c in value.text):
+        if not a.unconfirmed and _checkable(value):
             a.unconfirmed = value.text
         soft += any(e.kind in ("number", "percent", "year", "decade") and not numbers.present(e, claim_values) for e in aligned_values)
         rival = next(
@@ -436,6 +436,16 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
             a.conflict, a.conflict_kind = code, "number"
     a.features.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched),
                       num_conflict=float(conflict), num_absent=float(absent))
+
+
+_TIME_UNITS = frozenset("second minute hour day week month year".split())
+
+
+def _checkable(value: numbers.Value) -> bool:
+    """A value an answer must not state unless its source does: one written in digits, or a
+    spelled-out length of time ("two weeks"). Other number words ("three ways", "one of") are often
+    the answer's own counting."""
+    return any(c.isdigit() for c in value.text) or value.unit in _TIME_UNITS
 
 
 def _name_signals(a: Alignment, claim: str, passage: str, passage_words: set[str], defined: dict[str, str],
