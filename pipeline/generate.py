@@ -301,10 +301,12 @@ _CONTINUES = re.compile(r"^(?:in (?:this|that|such a|which) case|to do (?:this|s
 
 
 def _as_sentence(unit: Unit) -> str:
-    """A unit as a sentence of the answer: a list item (or table row) that starts in lower case is
-    capitalised, and any unit without closing punctuation gets a full stop."""
+    """A unit as a sentence of the answer: one that opens its paragraph or list item in lower case
+    (a list item, a table row, a quoted excerpt: "only Zoom for Government may be used…") is
+    capitalised, and any unit without closing punctuation gets a full stop. (A chunk's first
+    sentence cut mid-way never gets here: `_candidates` leaves it out.)"""
     text = unit.text
-    if unit.item and unit.first and text[:1].islower():
+    if unit.first and text[:1].islower():
         text = text[0].upper() + text[1:]
     return text if ENDS_SENTENCE.search(text) else text + "."
 

@@ -153,3 +153,10 @@ def test_two_items_of_a_list_bring_the_whole_list(embedder):
     answer = generate_extractive("Does the .env file or the default value come first?", hits, numbers, embedder)
     assert answer == ("The order in which configuration values are read is: [1]\nFrom an environment variable. [1]\n"
                       "From the `.env` file. [1]\nThe default value given in `config`. [1]")
+
+
+def test_a_quoted_excerpt_that_opens_in_lower_case_is_quoted_as_a_sentence(embedder):
+    hits, numbers = _hits("Per the email of 4/13/20:\n\nonly Zoom for Government may be used for Zoom meetings "
+                          "initiated by GSA employees.\n\nGSA employees may join Zoom meetings hosted by partners.")
+    answer = generate_extractive("Which Zoom may GSA employees use for their meetings?", hits, numbers, embedder)
+    assert "Only Zoom for Government may be used for Zoom meetings initiated by GSA employees." in _sentences(answer)
