@@ -134,8 +134,9 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
        the evidence's words; so is a near-restatement whose negation or direction is opposite.
     7. A restatement of an evidence sentence → SUPPORTED.
     8. A name of the same type that differs, in a less similar sentence → UNCERTAIN at most.
-    8b. A negation that differs from the sentence the claim is about, where the claim also says more
-       than that sentence (too little of it restated to call it a flip) → UNCERTAIN at most.
+    8b. In a claim the answer attributes to a source: a negation that differs from the sentence the
+       claim is about, where the claim also says more than that sentence (too little of it restated
+       to call it a flip) → UNCERTAIN at most.
     9. A number (or, with names_must_appear, a name) no evidence states → UNCERTAIN at most.
     10. Content the claim adds that no evidence passage states → UNCERTAIN at most.
     11. Otherwise P(supported) against supported_threshold and uncertain_threshold.
@@ -174,7 +175,7 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
         p = min(p, middle)
         label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
         return verdict(label, p, reason="the sources only partly back this", unstated=unstated)
-    if a.features.get("negation_mismatch") and similarity >= FLIP_MIN_SIMILARITY:
+    if a.cited and a.features.get("negation_mismatch") and similarity >= FLIP_MIN_SIMILARITY:
         p = min(p, middle)
         quote = a.sentence if len(a.sentence) <= 160 else a.sentence[:157] + "..."
         label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
