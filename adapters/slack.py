@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import re
 import uuid
 from collections import OrderedDict
@@ -27,6 +28,8 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
+from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+from slack_sdk.http_retry.jitter import Jitter
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.core import Core
@@ -166,19 +169,27 @@ def slack_mode(settings: Any) -> Literal["socket", "http"] | None:
     return None
 
 
+class _ProportionalJitter(Jitter):
+    """Up to half the wait again, at random: retries of many posts spread out, at any backoff."""
+
+    def recalculate(self, duration: float) -> float:
+        return duration * (1 + random.random() / 2)
+
+
 def make_client(settings: Any) -> AsyncWebClient:
-    """The Web API client: `SLACK_API_URL` as base URL; retries on connection errors,
-    429 (honouring Retry-After) and 500/503 with backoff."""
+    """The Web API client: `SLACK_API_URL` as base URL; retries on connection errors and 500/503
+    after `slack_retry_backoff` seconds, doubling each time, and on 429 after Slack's Retry-After."""
     base_url = settings.slack_api_url or DEFAULT_API_URL
     if not base_url.endswith("/"):
         base_url += "/"
+    backoff = BackoffRetryIntervalCalculator(float(settings.slack_retry_backoff), _ProportionalJitter())
     return AsyncWebClient(
         token=settings.slack_bot_token or None,
         base_url=base_url,
         retry_handlers=[
-            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+            AsyncConnectionErrorRetryHandler(max_retry_count=2, interval_calculator=backoff),
             AsyncRateLimitErrorRetryHandler(max_retry_count=3),
-            AsyncServerErrorRetryHandler(max_retry_count=3),
+            AsyncServerErrorRetryHandler(max_retry_count=3, interval_calculator=backoff),
         ],
     )
 

@@ -104,6 +104,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("slack_app_token", "", "Slack app-level token (xapp-...) for Socket Mode.", env="SLACK_APP_TOKEN", secret=True),
     Setting("slack_signing_secret", "", "Slack signing secret for HTTP mode.", env="SLACK_SIGNING_SECRET", secret=True),
     Setting("slack_api_url", "", "Slack Web API base URL (GovSlack / Enterprise); empty = https://slack.com/api/.", env="SLACK_API_URL"),
+    Setting("slack_retry_backoff", 0.5, "Seconds before the first retry of a Slack Web API call that failed (a 500/503 or a dropped connection); each further retry waits twice as long. A 429 waits as long as Slack's Retry-After says."),
     Setting("slack_admins", "", "Comma-separated Slack user IDs allowed to run admin commands."),
     Setting("slack_allow_bots", False, "Answer mentions from other bots."),
     Setting("discord_token", "", "Discord bot token.", env="DISCORD_TOKEN", secret=True),

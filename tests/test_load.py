@@ -72,7 +72,7 @@ def signed(body: str) -> dict[str, str]:
 async def test_slack_burst_is_acked_before_answers_and_answered_exactly_once(core, gate):
     gate.clear()
     with FakeSlackAPI(_ts=itertools.count(1)) as api:
-        runner = await start_http(build_slack_app(core, core.settings.replace(slack_api_url=api.api_url)), "127.0.0.1", 0)
+        runner = await start_http(build_slack_app(core, core.settings.replace(slack_api_url=api.api_url, slack_retry_backoff=0.01)), "127.0.0.1", 0)
         url = f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
         try:
             async def slash(i: int, session: aiohttp.ClientSession) -> int:

@@ -415,7 +415,7 @@ def api():
 
 @contextlib.asynccontextmanager
 async def slack_serving(core, api: FakeSlackAPI):
-    settings = core.settings.replace(slack_api_url=api.api_url)
+    settings = core.settings.replace(slack_api_url=api.api_url, slack_retry_backoff=0.01)
     runner = await start_http(build_slack_app(core, settings), "127.0.0.1", 0)
     try:
         yield f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"

@@ -37,6 +37,7 @@ from adapters.slack import (
     USAGE,
     build_slack_app,
     escape,
+    make_client,
     render_answer,
     serve_slack,
     slack_mode,
@@ -343,7 +344,7 @@ def api():
 
 def slack_settings_for(core, api: FakeSlackAPI, **more: Any) -> Settings:
     return core.settings.replace(slack_bot_token="xoxb-test", slack_signing_secret=SECRET,
-                                 slack_api_url=api.api_url, **more)
+                                 slack_api_url=api.api_url, **{"slack_retry_backoff": 0.01, **more})
 
 
 @contextlib.asynccontextmanager
@@ -826,3 +827,11 @@ async def test_a_normal_start_warns_nothing_and_each_question_logs_one_line(core
             assert f"question={question!r}" in question_lines()[1]
     finally:
         logging_core.close()
+
+
+def test_retries_wait_the_configured_backoff_doubling_with_up_to_half_again_of_jitter(core, api):
+    client = make_client(slack_settings_for(core, api, slack_retry_backoff=0.1))
+    [server_errors] = [h for h in client.retry_handlers if type(h).__name__ == "AsyncServerErrorRetryHandler"]
+    for attempt, wait in [(0, 0.1), (1, 0.2), (2, 0.4)]:
+        waits = [server_errors.interval_calculator.calculate_sleep_duration(attempt) for _ in range(50)]
+        assert all(wait <= w <= 1.5 * wait for w in waits)
