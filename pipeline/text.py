@@ -6,8 +6,12 @@ answer quotes all read text the same way:
   words and contractions kept whole);
 - `QUERY_STOPWORDS` (dropped from a search query) and `FUNCTION_WORDS` (ignored when two texts'
   content is compared);
+- `NEGATIONS` / `is_negation`: the words that negate;
 - `stem`: Porter's stemmer, the one SQLite's FTS5 `porter` tokenizer applies to the embedded
-  index, so a stem computed here is a term that index holds (a test compares the two);
+  index, so a stem computed here is a term that index holds (a test compares the two). Two rules
+  still compare word prefixes, each because Porter stems there measured worse: alignment's word
+  overlap (`verify.align._overlap_key`) and the extractive ranker (`generate._terms`);
+  tests/test_text.py names them;
 - `SENTENCE_END` / `split_sentences`: where a sentence ends (never after "e.g." or "approx.");
 - `CITATION` / `cited_numbers`: answer citation markers such as `[1]` or `[2, 3]`;
 - `markdown_sentences`: the sentences of a chunk (hard-wrapped lines joined, blocks apart);
