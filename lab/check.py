@@ -402,6 +402,16 @@ def extractive_flags(text: str) -> dict[str, bool]:
             "template": any(t in text for t in _TEMPLATE), "markdown_link": bool(_MD_LINK.search(text))}
 
 
+def posted_markdown_link(answer) -> bool:
+    """Whether a raw Markdown link reaches a user as posted: in the Slack message (whose renderer
+    writes links as `<url|text>`) or in the terminal's text ("text (url)"). `answer.text` keeps
+    Markdown on purpose; each platform converts it."""
+    from adapters.render import to_text
+    from adapters.slack import render_answer
+
+    return bool(_MD_LINK.search(render_answer(answer)[1]) or _MD_LINK.search(to_text(answer)))
+
+
 def run_extractive(cases: Sequence[Mapping[str, Any]], corpus: str | Path, base_settings=None,
                    progress: Progress | None = None, dump: Callable[[dict], None] | None = None) -> dict[str, Any]:
     """Index `corpus` once and ask every question with no LLM (the configured verifier and
@@ -428,7 +438,8 @@ def run_extractive(cases: Sequence[Mapping[str, Any]], corpus: str | Path, base_
                           "answer": answer.text, "idk": answer.idk, "error": answer.error, "seconds": round(seconds, 4),
                           "value_found": quotes_value(answer.text, value) if value else None,
                           "flags": [v.label.value for v in answer.verdicts],
-                          **({} if answer.idk else extractive_flags(answer.text))}
+                          **({} if answer.idk else extractive_flags(answer.text)),
+                          **({} if answer.idk else {"posted_markdown_link": posted_markdown_link(answer)})}
                 records.append(record)
                 if dump:
                     dump(record)
@@ -449,7 +460,7 @@ def summarise_extractive(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "mode": "extractive", "in_scope": len(inside), "out_of_scope": len(outside),
         "value_found": _ratio(sum(bool(r["value_found"]) for r in valued), len(valued)),
         **{key: _ratio(sum(bool(r.get(key)) for r in answered), len(inside))
-           for key in ("fragment", "duplicate", "template", "markdown_link")},
+           for key in ("fragment", "duplicate", "template", "markdown_link", "posted_markdown_link")},
         "out_of_scope_refused": _ratio(sum(r["idk"] for r in outside), len(outside)),
         "in_scope_refused": _ratio(sum(r["idk"] for r in inside), len(inside)),
         "seconds_p50": round(statistics.median(r["seconds"] for r in records), 3) if records else None,

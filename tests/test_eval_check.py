@@ -212,6 +212,15 @@ def test_extractive_text_checks():
     assert check.is_fragment("| Non-billable time (not to exceed) | 10% |")
 
 
+def test_links_are_converted_where_answers_are_posted():
+    from pipeline.types import Answer, Source
+
+    answer = Answer(question="q", text="See [the leave page](https://example.gov/leave) for details. [1]",
+                    sources=(Source(id=1, title="Leave", url="https://example.gov/leave", path="leave.md"),))
+    assert check.extractive_flags(answer.text)["markdown_link"]  # the answer's own text keeps Markdown
+    assert not check.posted_markdown_link(answer)  # Slack and the terminal show it in their own syntax
+
+
 def test_extractive_run(corpus, embedder):
     root, cases = corpus
     seen = []
