@@ -39,7 +39,7 @@ WEAVIATE_URL = os.environ.get("WEAVIATE_URL", "")
 # --- the contract, against a real server
 @pytest.mark.skipif(not WEAVIATE_URL, reason=(
     "needs a Weaviate server: docker run -p 8080:8080 -p 50051:50051 cr.weaviate.io/semitechnologies/weaviate:1.32.0, "
-    "then WEAVIATE_URL=http://localhost:8080 pytest tests/test_weaviate_store.py"))
+    "then WEAVIATE_URL=http://localhost:8080 pytest --slow tests/test_weaviate_store.py"))
 class TestWeaviateStoreContract(StoreContract):
     """Runs three times: generations behind an alias, behind the meta object (servers < 1.32), and as tenants."""
 
