@@ -121,11 +121,14 @@ def _word_regex(value: ast.expr) -> bool:
 
 
 def _prefix_stemmer(fn: ast.FunctionDef) -> bool:
-    """A function that returns a fixed-length prefix of its argument (`word[:6]`): a stemmer."""
+    """A function that returns a fixed-length prefix of its argument (`word[:6]`, or that or the word):
+    a stemmer. (A prefix with more added, `text[:157] + "..."`, is a shortening, not a stem.)"""
     params = {a.arg for a in fn.args.args}
+    returned = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None]
+    returned += [branch for v in returned if isinstance(v, ast.IfExp) for branch in (v.body, v.orelse)]
     return any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in params
                and isinstance(n.slice, ast.Slice) and n.slice.lower is None and isinstance(n.slice.upper, ast.Constant)
-               for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None for n in ast.walk(r.value))
+               for n in returned)
 
 
 def _copies(path: Path) -> list[str]:
@@ -161,6 +164,7 @@ def test_the_copy_rule_sees_a_copy(tmp_path):
                       '_FILLER = frozenset("a the and of".split())\nLIMIT = 3\n_TOKEN = re.compile(r"[a-z0-9]+")\n'
                       '_UNIT = re.compile(r"[\\s(]*([A-Za-z]+)")\ndef _stem(w):\n    return w[:5]\n'
                       'def _key(word):\n    return word[:6] if len(word) > 6 else word\n'
+                      'def _short(text):\n    return text if len(text) < 9 else text[:6] + "..."\n'
                       'def _first(items):\n    return items[0]\n')
     assert _copies(module) == ["_STOP", "_WORD", "_FILLER", "_TOKEN", "def _stem", "def _key"]
 

@@ -77,7 +77,7 @@ def _overlap_key(word: str) -> str:
 
 
 def content_words(text: str) -> set[str]:
-    """The stems of `text`'s content words (three letters or more, no function word)."""
+    """The comparison keys (`_overlap_key`) of `text`'s content words (three letters or more, no function word)."""
     return {_overlap_key(w) for w in terms(text) if len(w) > 2 and w not in FUNCTION_WORDS}
 
 
@@ -185,11 +185,11 @@ def _negation_differs(claim: str, sentence: str, evidence: Sequence[str] = ()) -
     if all(negated(s) == negative for s in focus):
         return False  # the common case, decided without a parse
     stated = [s for s in focus if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
-    if not stated or not all(
-            negated(claim) != negated(s) and negated(meaning.asserted(claim)) != negated(meaning.asserted(s))
-            for s in stated):
+    asserts_negative = negated(meaning.asserted(claim))
+    if not stated or not all(negative != negated(s) and asserts_negative != negated(meaning.asserted(s))
+                             for s in stated):
         return False
-    if negated(meaning.asserted(claim)):
+    if asserts_negative:
         scopes = meaning.negation_scopes(claim)
         sentences = [s for text in evidence for s in markdown_sentences(text)] or markdown_sentences(sentence)
         return not scopes or any(_unbacked(words, core, sentences) for words, core in scopes)  # no scope: "unless"
@@ -359,11 +359,10 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
 
     passage = " ".join(evidence)
     claim = strip_citations(a.claim)
-    passage_words = content_words(passage)
-    defined = acronyms(passage)
-    _word_signals(a, claim, passage, passage_words, defined)
+    passage_lower, passage_words, defined = passage.lower(), content_words(passage), acronyms(passage)
+    _word_signals(a, claim, passage_lower, passage_words, defined)
     _number_signals(a, claim, passage)
-    _name_signals(a, claim, passage, passage_words, defined, claim_ents, aligned_doc)
+    _name_signals(a, claim, passage_lower, passage_words, defined, claim_ents, aligned_doc)
     claim_dir, ev_dir = direction(claim), direction(a.sentence)
     a.features.update(
         negation_mismatch=float(bool(a.sentence) and _negation_differs(claim, a.sentence, evidence)),
@@ -373,9 +372,8 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
     )
 
 
-def _word_signals(a: Alignment, claim: str, passage: str, passage_words: set[str], defined: dict[str, str]) -> None:
+def _word_signals(a: Alignment, claim: str, passage_lower: str, passage_words: set[str], defined: dict[str, str]) -> None:
     """Content words and salient tokens (capitals, codes) of the claim that the evidence lacks."""
-    passage_lower = passage.lower()
     words = content_words(claim)
     absent_words = [w for w in words if w not in passage_words]
     salient = _salient(claim)
@@ -454,13 +452,12 @@ def _checkable(value: numbers.Value) -> bool:
     return any(c.isdigit() for c in value.text) or value.unit in _TIME_UNITS
 
 
-def _name_signals(a: Alignment, claim: str, passage: str, passage_words: set[str], defined: dict[str, str],
+def _name_signals(a: Alignment, claim: str, passage_lower: str, passage_words: set[str], defined: dict[str, str],
                   claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
     """The claim's named entities: in the evidence, absent, or replaced by another name of their
     kind in the aligned sentence (`a.conflict`, `a.unnamed`)."""
-    passage_lower = passage.lower()
     names = [(t, label) for t, label in claim_ents if label in NAME_LABELS]
-    claim_lower = claim.lower()
+    claim_lower, claim_words = claim.lower(), content_words(claim)
     e_matched = e_conflict = e_absent = 0
     for text, label in names:
         if name_present(text, passage_lower, passage_words, defined):
@@ -472,7 +469,7 @@ def _name_signals(a: Alignment, claim: str, passage: str, passage_words: set[str
             (
                 e.text for e in aligned_doc.ents
                 if _TYPE_GROUP.get(e.label_, e.label_) == group and e.text.lower() not in claim_lower
-                and not name_present(e.text, claim_lower, content_words(claim), {})
+                and not name_present(e.text, claim_lower, claim_words, {})
             ),
             None,
         )

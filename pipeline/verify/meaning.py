@@ -446,4 +446,4 @@ def _restated_action(run: list) -> bool:
 def _split_known(word: str, known: set[str]) -> bool:
     """A compound written as one token ("ASGI-compatible", "url_prefix") whose parts are all known."""
     parts = [p for p in re.split(r"[-_/.]", word.lower()) if len(p) > 2]
-    return len(parts) > 1 and all(p in known or stem(p.lower()) in known for p in parts)
+    return len(parts) > 1 and all(p in known or stem(p) in known for p in parts)

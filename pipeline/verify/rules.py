@@ -119,6 +119,11 @@ def decide(aligned: Sequence[Alignment], probs: Sequence[float], options: Verify
     return [decide_one(a, float(p), options, method) for a, p in zip(aligned, probs, strict=True)]
 
 
+def _quote(sentence: str) -> str:
+    """A source sentence as a footnote quotes it: whole up to 160 characters, else cut with "..."."""
+    return sentence if len(sentence) <= 160 else sentence[:157] + "..."
+
+
 def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "default") -> PairScore:
     """The rules, in order; the first that applies decides.
 
@@ -147,6 +152,12 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
     def verdict(label: Label, confidence: float, conflict: str = "", reason: str = "", unstated: str = "") -> PairScore:
         return PairScore(label, confidence, conflict, a.sentence, a.evidence_index, method, unstated, reason)
 
+    def capped(confidence: float, reason: str, unstated: str = "") -> PairScore:
+        """UNCERTAIN at most: the score held to the middle of the thresholds, UNSUPPORTED below them."""
+        confidence = min(confidence, middle)
+        label = Label.UNCERTAIN if confidence >= options.uncertain_threshold else Label.UNSUPPORTED
+        return verdict(label, confidence, reason=reason, unstated=unstated)
+
     if not a.sentence:
         if a.invented:
             return verdict(Label.UNSUPPORTED, 0.0, reason=f"no document mentions {a.invented}", unstated=a.invented)
@@ -166,29 +177,20 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
         return verdict(Label.CONTRADICTED, contradicted, a.flip, f"source says {a.flip}")
     if is_flipped(a):  # the source's direction word ("reduces"), or its negated sentence
         quote = flip_quote(a) if a.features.get("direction_mismatch") else ""
-        quote = quote or (a.sentence if len(a.sentence) <= 160 else a.sentence[:157] + "...")
+        quote = quote or _quote(a.sentence)
         return verdict(Label.CONTRADICTED, contradicted, quote, f"source says {quote}")
     if is_restatement(a):
         return verdict(Label.SUPPORTED, max(p, RESTATEMENT_CONFIDENCE))
     unstated = a.unconfirmed or a.unnamed
     if a.conflict and about:  # a differing name in a less similar sentence
-        p = min(p, middle)
-        label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
-        return verdict(label, p, reason="the sources only partly back this", unstated=unstated)
+        return capped(p, "the sources only partly back this", unstated)
     if a.cited and a.features.get("negation_mismatch") and similarity >= FLIP_MIN_SIMILARITY:
-        p = min(p, middle)
-        quote = a.sentence if len(a.sentence) <= 160 else a.sentence[:157] + "..."
-        label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
-        return verdict(label, p, reason=f"the source says otherwise: {quote}", unstated=unstated)
+        return capped(p, f"the source says otherwise: {_quote(a.sentence)}", unstated)
     if _capped(a, options):
-        p = min(p, middle)
-        reason = f"the sources never state {unstated}" if unstated else "the sources only partly back this"
-        label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
-        return verdict(label, p, reason=reason, unstated=unstated)
+        return capped(p, f"the sources never state {unstated}" if unstated else "the sources only partly back this",
+                      unstated)
     if a.extra and options.details_must_appear:
-        p = min(p, middle)
-        label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
-        return verdict(label, p, reason=f"the documents don't say {a.extra}", unstated=a.extra)
+        return capped(p, f"the documents don't say {a.extra}", a.extra)
     if p >= options.supported_threshold:
         return verdict(Label.SUPPORTED, p)
     label = Label.UNCERTAIN if p >= options.uncertain_threshold else Label.UNSUPPORTED
