@@ -65,10 +65,32 @@ class Store(Protocol):
         """(chunk id, cosine) of the n nearest served chunks, best first."""
 
     def bm25_search(self, query: str, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
-        """(chunk id, BM25 score, higher is better) of the n best served chunks, best first."""
-
-    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """The chunks with these ids, in the same order (missing ids are skipped)."""
+        """FTS5's own BM25 (its `rank`). FTS5 ranks its matches first, and only its best `BM25_OVERFETCH`×n
+        are joined with the served generation and the filters; when fewer than n of those are served
+        (another generation's chunks, a filter) and FTS5 had more, every match is ranked instead."""
+        match = fts_query(query)
+        if not match:
+            return []
+        where, args = "", []
+        for key in ("source", "domain"):
+            values = list((filters or {}).get(key) or [])
+            if values:
+                where += f" and c.{key} in ({','.join('?' * len(values))})"
+                args += values
+        # CROSS JOIN: SQLite then reads FTS5's matches first and looks each one up, never the generation
+        served = ("cross join chunks c on c.rowid = f.rowid "
+                  f"cross join members m on m.chunk_id = c.id and m.gen = ? where 1{where} order by f.rank limit ?")
+        gen = self.active_gen()
+        try:
+            fetch = BM25_OVERFETCH * n
+            top = "(select rowid, rank from chunks_fts where chunks_fts match ? order by rank limit ?) f "
+            rows = self.db.execute(f"select c.id, -f.rank from {top}{served}", [match, fetch, gen, *args, n]).fetchall()
+            if len(rows) < n and self.db.execute(f"select count(*) from {top}", [match, fetch]).fetchone()[0] == fetch:
+                every = "(select rowid, rank from chunks_fts where chunks_fts match ?) f "
+                rows = self.db.execute(f"select c.id, -f.rank from {every}{served}", [match, gen, *args, n]).fetchall()
+        except sqlite3.OperationalError as e:
+            raise StoreUnavailable(f"BM25 search failed on {self.path}: {e}") from e
+        return [(cid, float(score)) for cid, score in rows]
 
     def mentioned(self, names: Sequence[str]) -> set[str]:
         """The names (as given) that some served chunk contains as whole words (`pipeline.names.mentions`):
@@ -92,6 +114,7 @@ SCHEMA_VERSION = "2"  # 1: the first schema; 2: index on chunks.doc_id
 # is redone from its sources anyway); a 32 MB page cache per connection so index pages stay in memory
 # while the primary-key b-trees of a large index grow; temporary b-trees in memory.
 PRAGMAS = ("synchronous = NORMAL", "cache_size = -32000", "temp_store = MEMORY")
+BM25_OVERFETCH = 4  # BM25 joins FTS5's best 4×n matches with the served generation (see bm25_search)
 WRITE_BATCH_CHUNKS = 1000  # a build writes its added documents in one transaction per this many chunks
 
 
@@ -265,8 +288,9 @@ class EmbeddedStore:
             # an FTS5 phrase (the words in order, stemmed); a dotted name may also be written as an
             # import ("from starlette.config import environ"), so for it every word, in any order
             queries = ['"' + " ".join(parts) + '"'] + ([" AND ".join(f'"{w}"' for w in parts)] if "." in name else [])
-            sql = ("select c.text from chunks_fts join chunks c on c.rowid = chunks_fts.rowid "
-                   "join members m on m.chunk_id = c.id and m.gen = ? where chunks_fts match ? limit 200")
+            # CROSS JOIN: FTS5's matches first (a name is rare), never a probe of FTS5 per served chunk
+            sql = ("select c.text from chunks_fts cross join chunks c on c.rowid = chunks_fts.rowid "
+                   "cross join members m on m.chunk_id = c.id and m.gen = ? where chunks_fts match ? limit 200")
             for query in queries:
                 try:
                     rows = self.db.execute(sql, [gen, query]).fetchall()
