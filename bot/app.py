@@ -29,6 +29,7 @@ from pipeline.embed import Embedder, load_embedder
 from pipeline.index import index_source
 from pipeline.llm import LLM, OpenAIChat
 from pipeline.retrieve import RetrieveOptions
+from pipeline.sentence_vectors import SentenceEmbedder, SentenceVectors
 from pipeline.store import EmbeddedStore, Store
 from pipeline.types import Answer, Question
 from pipeline.verifier_model import TrainedVerifier
@@ -150,6 +151,14 @@ def build_embedder(settings: Settings) -> Embedder:
     """The embedding model with its backend, ONNX cache folder and sentence cache (one per process)."""
     return load_embedder(settings.embedding_model, settings.embed_backend, str(settings.data_path / "models"),
                          settings.embed_cache)
+
+
+def build_sentence_vectors(settings: Settings, embedder: Embedder) -> SentenceVectors | None:
+    """The data dir's sentence-vector file for this embedder (None when the setting is 0)."""
+    if not settings.sentence_vectors:
+        return None
+    model = f"{Path(embedder.name).name}|{getattr(embedder, 'backend', '') or settings.embed_backend}"
+    return SentenceVectors(settings.data_path / "sentences.sqlite", model, settings.sentence_vectors)
 
 
 def build_store(settings: Settings) -> Store:
@@ -364,12 +373,15 @@ class App:
         s = self.settings
         return index_source(self.parts.store, self.parts.embedder, name, locations,
                             chunk_size=s.chunk_size, chunk_overlap=s.chunk_overlap, max_file_bytes=s.max_file_bytes,
-                            fetch_timeout=s.fetch_timeout, progress=progress, url_base=url_base, url_pattern=url_pattern)
+                            fetch_timeout=s.fetch_timeout, progress=progress, url_base=url_base, url_pattern=url_pattern,
+                            sentence_vectors=self.parts.sentence_vectors)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.reindexer.shutdown()
         self.feedback.close()
+        if self.parts.sentence_vectors is not None:
+            self.parts.sentence_vectors.close()
         for name in ("store", "wiki", "llm"):  # what `build` made; a part passed in stays open
             part = getattr(self.parts, name)
             if name not in self.borrowed and part is not None and hasattr(part, "close"):
@@ -388,8 +400,11 @@ def build(settings: Settings, run_scheduler: bool = True, *, embedder: Embedder 
     redact_secrets_in_logs(settings)
     apply_threads(settings)
     given = {"embedder": embedder, "store": store, "llm": llm, "wiki": wiki, "cross_encoder": cross_encoder}
+    embedder = build_embedder(settings) if embedder is None else embedder
+    sentence_vectors = build_sentence_vectors(settings, embedder)
     parts = Parts(store=build_store(settings) if store is None else store,
-                  embedder=build_embedder(settings) if embedder is None else embedder, options=stage_options(settings),
+                  embedder=embedder if sentence_vectors is None else SentenceEmbedder(embedder, sentence_vectors),
+                  options=stage_options(settings), sentence_vectors=sentence_vectors,
                   llm=build_llm(settings) if llm is None else llm,
                   wiki=build_wikipedia(settings) if wiki is None else wiki,
                   cross_encoder=build_cross_encoder(settings) if cross_encoder is None else cross_encoder,

@@ -42,6 +42,7 @@ SETTINGS: tuple[Setting, ...] = (
     # --- retrieval
     Setting("embedding_model", "", "Path or name of a sentence-transformers model; empty = the bundled all-MiniLM-L6-v2."),
     Setting("embed_backend", "torch", "How the embedding model runs on the CPU: `torch`, `torch-int8` (its Linear layers quantised to int8 per channel: faster, vectors move slightly) or `onnx` (exported once to ONNX under the data dir and run by ONNX Runtime, which must be installed: same vectors, faster). A backend that cannot load falls back to `torch` with a warning."),
+    Setting("sentence_vectors", 200000, "How many sentence vectors to keep on disk (`sentences.sqlite` in the data dir, about 1.6 KB each): indexing embeds every answer and evidence sentence of the documents it adds, so that a question embeds only itself and its claims (indexing takes about 3× longer; answers about half as long). Past this many, the oldest go and indexing stops adding; a sentence not on disk is embedded when a question needs it, and kept. 0 = off."),
     Setting("embed_cache", 20000, "How many evidence and answer sentence vectors to keep in memory (about 1.6 KB each), so a sentence retrieved again is not embedded again; 0 = off. Chunks are embedded at index time and are not kept here."),
     Setting("reranker_model", "", "Path to a sentence-transformers CrossEncoder; empty = the built-in reranker from the embedding model."),
     Setting("rerank", True, "Rerank the fused candidates before taking the top k."),

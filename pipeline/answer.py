@@ -27,6 +27,7 @@ from pipeline.generate import (
 )
 from pipeline.names import Name, mentions, names
 from pipeline.retrieve import RetrieveOptions, in_scope, question_nouns, retrieve, unseen
+from pipeline.sentence_vectors import SentenceVectors
 from pipeline.store import Store, StoreUnavailable
 from pipeline.text import cited_numbers
 from pipeline.types import (
@@ -75,7 +76,8 @@ class AnswerOptions:
 @dataclass
 class Parts:
     """Everything a question needs, built once by `bot.app`. `llm`, `wiki`, `cross_encoder` and
-    `verifier` (the trained verifier model, loaded on first use) are optional."""
+    `verifier` (the trained verifier model, loaded on first use) are optional; `sentence_vectors`,
+    when on, is the file that `embedder.encode_cached` reads and indexing fills."""
 
     store: Store
     embedder: Embedder
@@ -84,6 +86,7 @@ class Parts:
     wiki: object | None = None
     cross_encoder: object | None = None
     verifier: TrainedVerifier | None = None
+    sentence_vectors: SentenceVectors | None = None
 
 
 @dataclass

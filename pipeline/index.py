@@ -11,6 +11,7 @@ import numpy as np
 from pipeline.chunking import chunk_document
 from pipeline.embed import Embedder
 from pipeline.ingest import load_source
+from pipeline.sentence_vectors import SentenceVectors, embed_chunk_sentences
 from pipeline.store import Store
 from pipeline.types import Document
 
@@ -27,6 +28,7 @@ def index_documents(
     chunk_overlap: int = 120,
     progress: Callable[[int, int], None] | None = None,
     first_publish_s: float | None = 5.0,
+    sentence_vectors: SentenceVectors | None = None,
 ) -> dict[str, int]:
     """Make `documents` the served content of `source`: unchanged ones are kept as they are, new and
     changed ones chunked and embedded (reusing stored vectors of identical chunks), missing ones
@@ -38,7 +40,10 @@ def index_documents(
     `first_publish_s` seconds, then each time the elapsed time doubles, the documents done are
     committed (later batches `keep` them). Doubling bounds the extra cost at about one `keep` per
     document. An exception then leaves the published part serving; the next run resumes from it.
-    `first_publish_s=None` makes a first build atomic too."""
+    `first_publish_s=None` makes a first build atomic too.
+
+    With `sentence_vectors`, the sentences that questions embed (`pipeline.sentence_vectors`) of each
+    new or changed document are embedded too, while that file has room."""
     old = store.doc_hashes(source)
     counts = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0}
     docs = list({d.id: d for d in documents}.values())
@@ -59,6 +64,8 @@ def index_documents(
                 fresh = dict(zip((c.id for c in missing), embedder.encode([c.context_text for c in missing]), strict=True))
                 vectors = np.array([known.get(c.id, fresh.get(c.id)) for c in chunks], dtype=np.float32).reshape(len(chunks), -1)
                 build.add(doc, chunks, vectors)
+                if sentence_vectors is not None:
+                    embed_chunk_sentences(sentence_vectors, embedder, chunks)
                 counts["changed" if doc.id in old else "added"] += 1
             if publish_at is not None and done < len(docs) and time.monotonic() >= publish_at:
                 build.commit()  # first build only: serve what is read so far
@@ -91,6 +98,7 @@ def index_source(
     first_publish_s: float | None = 5.0,
     url_base: str = "",
     url_pattern: str = "",
+    sentence_vectors: SentenceVectors | None = None,
 ) -> dict:
     """Load and index one configured source. Returns the counts (added, changed, unchanged, removed,
     skipped) and `errors` ("location: reason" for each skipped item). If nothing at all could be
@@ -102,5 +110,6 @@ def index_source(
         reasons = "; ".join(f"{loc}: {why}" for loc, why in report.skipped[:5])
         raise ValueError(f"source {name!r}: nothing could be loaded ({reasons})")
     counts = index_documents(store, embedder, name, report.documents, chunk_size=chunk_size,
-                             chunk_overlap=chunk_overlap, progress=progress, first_publish_s=first_publish_s)
+                             chunk_overlap=chunk_overlap, progress=progress, first_publish_s=first_publish_s,
+                             sentence_vectors=sentence_vectors)
     return {**counts, "skipped": len(report.skipped), "errors": [f"{loc}: {why}" for loc, why in report.skipped]}

@@ -10,6 +10,7 @@ import pytest
 from bot.app import build
 from config.settings import load_settings
 from pipeline.embed import Embedder
+from pipeline.sentence_vectors import SentenceEmbedder
 from pipeline.store import EmbeddedStore, StoreUnavailable
 from pipeline.types import Question
 
@@ -33,7 +34,7 @@ def test_parts_passed_in_are_the_ones_that_answer_and_stay_open(tmp_path, fake_e
     docs.mkdir()
     (docs / "vpn.md").write_text("# VPN\n\nThe VPN gateway is vpn.example.com; connect with the corporate client.\n")
     settings = load_settings(env={}, data_dir=str(tmp_path / "data"), sources=f"d={docs}", wikipedia="off",
-                             verify=False)
+                             verify=False, sentence_vectors=0)  # 0: the embedder itself answers, unwrapped
     store = EmbeddedStore(tmp_path / "shared.sqlite")
     llm = ScriptedLLM("The VPN gateway is vpn.example.com [1].")
     app = build(settings, run_scheduler=False, embedder=fake_embedder, store=store, llm=llm)
@@ -54,7 +55,9 @@ def test_parts_passed_in_are_the_ones_that_answer_and_stay_open(tmp_path, fake_e
 def test_without_parts_build_makes_them_from_the_settings_and_close_closes_them(tmp_path):
     settings = load_settings(env={}, data_dir=str(tmp_path / "data"), wikipedia="off")
     app = build(settings, run_scheduler=False)
-    assert isinstance(app.parts.embedder, Embedder) and app.parts.llm is None and app.parts.wiki is None
+    assert isinstance(app.parts.embedder, SentenceEmbedder) and isinstance(app.parts.embedder.embedder, Embedder)
+    assert app.parts.sentence_vectors.path == settings.data_path / "sentences.sqlite"
+    assert app.parts.llm is None and app.parts.wiki is None
     assert isinstance(app.parts.store, EmbeddedStore) and Path(app.parts.store.path) == settings.data_path / "index.sqlite"
     assert app.parts.store.counts()["documents"] == 0
     app.close()
