@@ -77,10 +77,37 @@ def throughput(embedder, settings, docs) -> dict:
                                  chunk_overlap=settings.chunk_overlap)
         reindex_s = time.perf_counter() - t0
         store.close()
+        with_sentences = _index_with_sentences(embedder, settings, docs, Path(tmp), len(chunks))
     return {"documents": len(docs), "chunks": len(chunks), "raw_chunks_per_s": round(raw, 1),
             "raw_sentences_per_s": round(raw_sentences, 1), "index_chunks_per_s": round(indexed, 1),
             "index_vs_raw": round(indexed / raw, 3), "unchanged_reindex_s": round(reindex_s, 2),
-            "unchanged_reindex_counts": counts}
+            "unchanged_reindex_counts": counts,
+            **({"with_sentence_vectors": {**with_sentences, "index_vs_raw": round(with_sentences["index_chunks_per_s"] / raw, 3)}}
+               if with_sentences else {})}
+
+
+def _index_with_sentences(embedder, settings, docs, tmp: Path, n_chunks: int) -> dict:
+    """`index_documents` as the app runs it by default: chunks, then their sentences (`sentence_vectors`);
+    {} on code without sentence vectors (`--compare-code`, an older checkout)."""
+    try:
+        from pipeline.sentence_vectors import SentenceVectors
+    except ImportError:
+        return {}
+    from pipeline.index import index_documents
+    from pipeline.store import EmbeddedStore
+
+    store = EmbeddedStore(tmp / "with-sentences.sqlite")
+    vectors = SentenceVectors(tmp / "sentences.sqlite", "bench", max(1, settings.sentence_vectors))
+    t0 = time.perf_counter()
+    index_documents(store, embedder, "bench", docs, chunk_size=settings.chunk_size,
+                    chunk_overlap=settings.chunk_overlap, sentence_vectors=vectors)
+    seconds = time.perf_counter() - t0
+    rows = vectors.count()
+    vectors.close()
+    store.close()
+    mb = sum(f.stat().st_size for f in tmp.glob("sentences.sqlite*")) / 1e6
+    return {"index_chunks_per_s": round(n_chunks / seconds, 1), "sentences": rows,
+            "sentences_per_chunk": round(rows / max(1, n_chunks), 1), "file_mb": round(mb, 1)}
 
 
 def backends(settings, docs, names: list[str]) -> list[dict]:
@@ -202,8 +229,11 @@ def store_writes(sizes: list[int], budget_s: float, seed: int = 0) -> dict:
             "sys_s": round(usage.ru_stime, 1)}
 
 
-def build_corpus(store, embedder, settings, target_chunks: int, real: bool, seed: int = 0) -> dict:
-    """Fill `store` with ~target_chunks chunks (see the module docstring); returns what was built."""
+def build_corpus(store, embedder, settings, target_chunks: int, real: bool, seed: int = 0, sentence_vectors=None) -> dict:
+    """Fill `store` with ~target_chunks chunks (see the module docstring); returns what was built.
+    With `sentence_vectors` (the app's file), real documents get theirs embedded as the app indexes
+    them, and synthetic chunks get synthetic ones, like their chunk vectors (`_synthetic_sentences`)."""
+    extra = {"sentence_vectors": sentence_vectors} if sentence_vectors is not None else {}
     from pipeline.chunking import chunk_document, context_text, split_sentences
     from pipeline.index import index_documents
     from pipeline.types import Chunk, Document, content_hash
@@ -216,20 +246,20 @@ def build_corpus(store, embedder, settings, target_chunks: int, real: bool, seed
             chunks += len(chunk_document(d, settings.chunk_size, settings.chunk_overlap))
             if chunks >= target_chunks:
                 break
-        index_documents(store, embedder, "bench", docs, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
+        index_documents(store, embedder, "bench", docs, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap, **extra)
         return {"chunks": store.counts()["chunks"], "synthetic": False, "build_s": round(time.perf_counter() - t0, 1),
                 "real_ids": {d.path for d in docs}}
 
     # the real part: the first abstracts, embedded for real (so questions about them find them)
     seed_docs = scifact_documents(limit=min(300, target_chunks // 3))
-    index_documents(store, embedder, "bench", seed_docs, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
+    index_documents(store, embedder, "bench", seed_docs, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap, **extra)
     base = [c for d in seed_docs for c in chunk_document(d, settings.chunk_size, settings.chunk_overlap)]
     vectors = store.vectors([c.id for c in base])
     rng = random.Random(seed)
     noise = np.random.default_rng(seed)
     build = store.begin("synthetic")
     try:
-        made, n_doc = store.counts()["chunks"], 0
+        made, n_doc, full = store.counts()["chunks"], 0, False
         while made < target_chunks:
             n_doc += 1
             doc = Document(id=f"synthetic:{n_doc}", source="synthetic", title=f"Synthetic study {n_doc}",
@@ -246,6 +276,8 @@ def build_corpus(store, embedder, settings, target_chunks: int, real: bool, seed
                                     context_text=ctx, title=doc.title, source="synthetic", path=doc.path,
                                     position=position, doc_hash=doc.hash), v / np.linalg.norm(v)))
             build.add(doc, [c for c, _ in parts], np.vstack([v for _, v in parts]))
+            if sentence_vectors is not None and not full:
+                full = not _synthetic_sentences(sentence_vectors, parts)
             made += len(parts)
         build.commit()
     except BaseException:
@@ -253,6 +285,30 @@ def build_corpus(store, embedder, settings, target_chunks: int, real: bool, seed
         raise
     return {"chunks": store.counts()["chunks"], "synthetic": True, "real_documents": len(seed_docs), "real_ids": {d.path for d in seed_docs},
             "build_s": round(time.perf_counter() - t0, 1)}
+
+
+def _synthetic_sentences(vectors, parts) -> bool:
+    """Vectors for a synthetic chunk's sentence texts, without the model: a text already stored keeps
+    its real vector (the synthetic chunks reuse real sentences), any other gets the normalised sum of
+    its stored sentences' vectors, or the chunk's own vector. False once the file is full."""
+    from pipeline.sentence_vectors import chunk_texts
+    from pipeline.text import split_sentences
+
+    for chunk, chunk_vector in parts:
+        room = vectors.room()
+        todo = vectors.missing(chunk_texts(chunk))[:room]
+        if not todo:
+            if not room:
+                return False
+            continue
+        known = vectors.get([s for t in todo for s in split_sentences(t)])
+        rows = []
+        for text in todo:
+            parts_known = [known[s] for s in split_sentences(text) if s in known]
+            v = np.sum(parts_known, axis=0) if parts_known else chunk_vector
+            rows.append(v / np.linalg.norm(v))
+        vectors.put(todo, np.vstack(rows).astype(np.float32))
+    return True
 
 
 def questions(n: int, about: set[str], seed: int = 0) -> list[str]:
@@ -279,7 +335,10 @@ def one_size(target: int, n_questions: int, real: bool, data_dir: Path, threads:
                              threads=threads, embed_backend=embed_backend)
     app = build(settings, run_scheduler=False)
     try:
-        built = build_corpus(app.parts.store, app.parts.embedder, settings, target, real)
+        file = getattr(app.parts, "sentence_vectors", None)  # None on code without sentence vectors
+        built = build_corpus(app.parts.store, app.parts.embedder, settings, target, real, sentence_vectors=file)
+        if file is not None:
+            built["sentence_vectors"] = file.count()
         rss_built = peak_rss_mb()
         asked = questions(n_questions, built.pop("real_ids"))
         app.ask(Question(text=asked[0]))  # warm: spaCy, verifier, store matrix
@@ -413,6 +472,11 @@ def report(results: dict) -> str:
         lines.append(f"raw embedding: {t['raw_chunks_per_s']} chunks/s, {t['raw_sentences_per_s']} sentences/s; "
                      f"index_documents: {t['index_chunks_per_s']} chunks/s = {t['index_vs_raw']:.0%} of raw "
                      f"({t['chunks']} chunks of {t['documents']} abstracts); unchanged reindex {t['unchanged_reindex_s']} s")
+        if "with_sentence_vectors" in t:
+            w = t["with_sentence_vectors"]
+            lines.append(f"index_documents with sentence vectors (the default): {w['index_chunks_per_s']} chunks/s = "
+                         f"{w['index_vs_raw']:.0%} of raw; {w['sentences']} sentence vectors "
+                         f"({w['sentences_per_chunk']} a chunk), {w['file_mb']} MB")
     for b in results.get("backends", []):
         lines.append(f"embedding backend {b['backend']} (running: {b['backend_used']}): {b['chunks_per_s']} chunks/s, "
                      f"cosine to torch min {b['cosine_to_torch_min']} mean {b['cosine_to_torch_mean']}, "
@@ -427,7 +491,8 @@ def report(results: dict) -> str:
     lines.append("")
     for c in results["corpora"]:
         lines.append(f"corpus {c['chunks']} chunks ({'synthetic' if c['synthetic'] else 'real'}, built in {c['build_s']} s), "
-                     f"{c['questions']} questions, {c['idk']} I-don't-know; peak RSS {c['peak_rss_mb']['after_questions']} MB")
+                     f"{c['questions']} questions, {c['idk']} I-don't-know; peak RSS {c['peak_rss_mb']['after_questions']} MB"
+                     + (f"; {c['sentence_vectors']} sentence vectors on disk" if "sentence_vectors" in c else ""))
         lines.append(f"  {'stage':10} {'p50 ms':>9} {'p95 ms':>9} {'share':>7}")
         for s in STAGES:
             f = c["stages"][s]

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from pipeline.claims import extract_claims
 from pipeline.correct import correction_request, drop_claims, needs_correction
 from pipeline.embed import Embedder
@@ -134,13 +136,15 @@ def answer_question(question: Question, parts: Parts) -> Answer:
         if timer.timings["load"] < 50:  # already loaded
             del timer.timings["load"]
         with timer.stage("retrieve"):
+            vector = parts.embedder.encode([text])[0]  # once: retrieval and the extractive answer both use it
             hits = retrieve(text, store=parts.store, embedder=parts.embedder, options=o.retrieval, filters=filters,
-                            variant="rrf+rerank" if o.rerank else "rrf", cross_encoder=parts.cross_encoder)
+                            variant="rrf+rerank" if o.rerank else "rrf", query_vector=vector,
+                            cross_encoder=parts.cross_encoder)
         if not answerable(text, hits, parts):
             return Answer(question=text, text=IDK, idk=True, timings=timer.timings)
         sources, numbers = number_sources(hits)
         with timer.stage("generate"):
-            draft, notes = draft_answer(text, hits, numbers, parts)
+            draft, notes = draft_answer(text, hits, numbers, parts, vector)
         draft, invented = check_citations(draft, {src.id for src in sources})
         answer_text, verdicts = draft, []
         if o.verify and draft != IDK:
@@ -184,8 +188,10 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
     return in_scope(hits, unknown, unseen(nouns, hits), **limits)
 
 
-def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts: Parts) -> tuple[str, list[str]]:
-    """The LLM's draft, or the extractive one when no LLM is configured or it fails."""
+def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts: Parts,
+                 question_vector: np.ndarray | None = None) -> tuple[str, list[str]]:
+    """The LLM's draft, or the extractive one when no LLM is configured or it fails
+    (`question_vector`: the question's embedding, when the caller has it)."""
     o = parts.options
     if parts.llm is not None:
         from pipeline.llm import LLMError
@@ -195,8 +201,10 @@ def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts:
         except LLMError as e:
             log.warning("LLM failed, falling back to an extractive answer: %s", e)
             note = "The language model was unavailable, so this answer quotes the documents directly."
-            return generate_extractive(question, hits, numbers, parts.embedder, o.answer_sentences), [note]
-    return generate_extractive(question, hits, numbers, parts.embedder, o.answer_sentences), []
+            return generate_extractive(question, hits, numbers, parts.embedder, o.answer_sentences,
+                                       question_vector=question_vector), [note]
+    return generate_extractive(question, hits, numbers, parts.embedder, o.answer_sentences,
+                               question_vector=question_vector), []
 
 
 class ClaimChecker:
