@@ -123,3 +123,4 @@ def test_with_sentence_vectors_a_question_embeds_only_itself_and_its_claims(tmp_
     for text in asked_stored:  # the question, its claims, or a claim with a detail taken out
         assert text == question or any(set(text.lower().split()) <= words for words in claims), text
     assert len(asked_stored) < len(asked_plain)
+    assert asked_stored.count(question) == 1  # retrieval and the extractive answer share its vector
