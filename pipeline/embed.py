@@ -67,6 +67,10 @@ class Embedder:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                # oneDNN keeps a primitive for every input shape it has seen, up to 1,024 of them: texts
+                # of many lengths (an index of sentences) grew the process by ~500 MB, for no speed
+                # measured (28-31 texts/s either way); read when oneDNN first runs, so set here
+                os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0")
                 from sentence_transformers import SentenceTransformer
 
                 model = SentenceTransformer(self.name, device="cpu")

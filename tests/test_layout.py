@@ -46,7 +46,8 @@ LAB_REGISTRATION = ("bot/__main__.py", "RavbotGroup.get_command", "lab.cli")
 # with its fix (test_allow_list_entries_are_still_needed fails until then).
 ALLOWED: dict[tuple[str, str, str], str] = {
     ("pipeline/embed.py", "Embedder.model", "environ"): (
-        "EMBED_SETS_HF_ENV: load_embedder sets HF_HUB_OFFLINE and TOKENIZERS_PARALLELISM; being "
+        "EMBED_SETS_HF_ENV: load_embedder sets HF_HUB_OFFLINE, TOKENIZERS_PARALLELISM and "
+        "ONEDNN_PRIMITIVE_CACHE_CAPACITY before the model loads; being "
         "reworked with the options of issue 17 item 4 (no environment access outside config/settings.py)"),
 }
 
