@@ -65,32 +65,10 @@ class Store(Protocol):
         """(chunk id, cosine) of the n nearest served chunks, best first."""
 
     def bm25_search(self, query: str, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
-        """FTS5's own BM25 (its `rank`). FTS5 ranks its matches first, and only its best `BM25_OVERFETCH`×n
-        are joined with the served generation and the filters; when fewer than n of those are served
-        (another generation's chunks, a filter) and FTS5 had more, every match is ranked instead."""
-        match = fts_query(query)
-        if not match:
-            return []
-        where, args = "", []
-        for key in ("source", "domain"):
-            values = list((filters or {}).get(key) or [])
-            if values:
-                where += f" and c.{key} in ({','.join('?' * len(values))})"
-                args += values
-        # CROSS JOIN: SQLite then reads FTS5's matches first and looks each one up, never the generation
-        served = ("cross join chunks c on c.rowid = f.rowid "
-                  f"cross join members m on m.chunk_id = c.id and m.gen = ? where 1{where} order by f.rank limit ?")
-        gen = self.active_gen()
-        try:
-            fetch = BM25_OVERFETCH * n
-            top = "(select rowid, rank from chunks_fts where chunks_fts match ? order by rank limit ?) f "
-            rows = self.db.execute(f"select c.id, -f.rank from {top}{served}", [match, fetch, gen, *args, n]).fetchall()
-            if len(rows) < n and self.db.execute(f"select count(*) from {top}", [match, fetch]).fetchone()[0] == fetch:
-                every = "(select rowid, rank from chunks_fts where chunks_fts match ?) f "
-                rows = self.db.execute(f"select c.id, -f.rank from {every}{served}", [match, gen, *args, n]).fetchall()
-        except sqlite3.OperationalError as e:
-            raise StoreUnavailable(f"BM25 search failed on {self.path}: {e}") from e
-        return [(cid, float(score)) for cid, score in rows]
+        """(chunk id, BM25 score, higher is better) of the n best served chunks, best first."""
+
+    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the same order (missing ids are skipped)."""
 
     def mentioned(self, names: Sequence[str]) -> set[str]:
         """The names (as given) that some served chunk contains as whole words (`pipeline.names.mentions`):
@@ -256,27 +234,32 @@ class EmbeddedStore:
         return [(ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
     def bm25_search(self, query: str, n: int, filters: Filters | None = None) -> list[tuple[str, float]]:
+        """FTS5's own BM25 (its `rank`). FTS5 ranks its matches first, and only its best `BM25_OVERFETCH`×n
+        are joined with the served generation and the filters; when fewer than n of those are served
+        (another generation's chunks, a filter) and FTS5 had more, every match is ranked instead."""
         match = fts_query(query)
         if not match:
             return []
-        sql = (
-            "select c.id, -bm25(chunks_fts) as score from chunks_fts "
-            "join chunks c on c.rowid = chunks_fts.rowid "
-            "join members m on m.chunk_id = c.id and m.gen = ? "
-            "where chunks_fts match ?"
-        )
-        args: list = [self.active_gen(), match]
+        where, args = "", []
         for key in ("source", "domain"):
             values = list((filters or {}).get(key) or [])
             if values:
-                sql += f" and c.{key} in ({','.join('?' * len(values))})"
+                where += f" and c.{key} in ({','.join('?' * len(values))})"
                 args += values
-        sql += " order by score desc limit ?"
-        args.append(n)
+        # CROSS JOIN: SQLite then reads FTS5's matches first and looks each one up, never the generation
+        served = ("cross join chunks c on c.rowid = f.rowid "
+                  f"cross join members m on m.chunk_id = c.id and m.gen = ? where 1{where} order by f.rank limit ?")
+        gen = self.active_gen()
         try:
-            return [(cid, float(score)) for cid, score in self.db.execute(sql, args)]
+            fetch = BM25_OVERFETCH * n
+            top = "(select rowid, rank from chunks_fts where chunks_fts match ? order by rank limit ?) f "
+            rows = self.db.execute(f"select c.id, -f.rank from {top}{served}", [match, fetch, gen, *args, n]).fetchall()
+            if len(rows) < n and self.db.execute(f"select count(*) from {top}", [match, fetch]).fetchone()[0] == fetch:
+                every = "(select rowid, rank from chunks_fts where chunks_fts match ?) f "
+                rows = self.db.execute(f"select c.id, -f.rank from {every}{served}", [match, gen, *args, n]).fetchall()
         except sqlite3.OperationalError as e:
             raise StoreUnavailable(f"BM25 search failed on {self.path}: {e}") from e
+        return [(cid, float(score)) for cid, score in rows]
 
     def mentioned(self, names: Sequence[str]) -> set[str]:
         found = set()
