@@ -14,6 +14,7 @@ adding (those sentences are then embedded when a question first needs them, and 
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -24,6 +25,8 @@ import numpy as np
 from pipeline.generate import prose_units
 from pipeline.text import markdown_sentences
 from pipeline.types import Chunk, Evidence
+
+log = logging.getLogger(__name__)
 
 _BATCH = 500  # texts per SELECT (SQLite's variable limit is far above)
 
@@ -125,11 +128,16 @@ class SentenceVectors:
 
 def embed_chunk_sentences(vectors: SentenceVectors, embedder, chunks: Sequence[Chunk], batch: int = 256) -> int:
     """At index time: embed and store the texts of `chunks` (`chunk_texts`) the file lacks, while it
-    has room. Returns how many texts were embedded."""
-    todo = vectors.missing([t for c in chunks for t in chunk_texts(c)])[:vectors.room()]
-    for i in range(0, len(todo), batch):
-        part = todo[i:i + batch]
-        vectors.put(part, embedder.encode(part))
+    has room. Returns how many texts were stored. The file only saves work: an error reading or
+    writing it is logged, and indexing goes on."""
+    try:
+        todo = vectors.missing([t for c in chunks for t in chunk_texts(c)])[:vectors.room()]
+        for i in range(0, len(todo), batch):
+            part = todo[i:i + batch]
+            vectors.put(part, embedder.encode(part))
+    except sqlite3.Error as e:
+        log.warning("sentence vectors: %s unusable (%s); indexing goes on without them", vectors.path, e)
+        return 0
     return len(todo)
 
 
@@ -148,12 +156,21 @@ class SentenceEmbedder:
         return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
 
     def encode_cached(self, texts: list[str]) -> np.ndarray:
+        """The vectors of `texts`; an unusable file (locked too long, corrupt) is logged, not fatal:
+        the question embeds what it could not read."""
         if not texts:
             return self.embedder.encode_cached(texts)
-        found = self.vectors.get(texts)
+        try:
+            found = self.vectors.get(texts)
+        except sqlite3.Error as e:
+            log.warning("sentence vectors: cannot read %s (%s); embedding instead", self.vectors.path, e)
+            found = {}
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             fresh = self.embedder.encode_cached(missing)
-            self.vectors.put(missing, fresh)
             found.update(zip(missing, fresh, strict=True))
+            try:
+                self.vectors.put(missing, fresh)
+            except sqlite3.Error as e:
+                log.warning("sentence vectors: cannot write %s (%s)", self.vectors.path, e)
         return np.stack([found[t] for t in texts])

@@ -124,3 +124,23 @@ def test_with_sentence_vectors_a_question_embeds_only_itself_and_its_claims(tmp_
         assert text == question or any(set(text.lower().split()) <= words for words in claims), text
     assert len(asked_stored) < len(asked_plain)
     assert asked_stored.count(question) == 1  # retrieval and the extractive answer share its vector
+
+
+def test_an_unusable_sentence_file_is_logged_and_questions_are_still_answered(tmp_path, caplog):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vpn.md").write_text(VPN)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "sentences.sqlite").write_bytes(b"this is not a SQLite database" * 100)
+    settings = load_settings(env={}, data_dir=str(data), sources=f"d={docs}", wikipedia="off")
+    app = build(settings, run_scheduler=False, embedder=FakeEmbedder())
+    try:
+        with caplog.at_level("WARNING", logger="pipeline.sentence_vectors"):
+            counts = app.index_one("d")
+            answer = app.ask(Question("What is the VPN gateway?"))
+    finally:
+        app.close()
+    assert counts["added"] == 1
+    assert "vpn.example.com" in answer.text and not answer.error and answer.verdicts
+    assert "indexing goes on without them" in caplog.text and "embedding instead" in caplog.text
