@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.evidence import hit_to_evidence
 from pipeline.generate import prose_units
 from pipeline.text import markdown_sentences
-from pipeline.types import Chunk, Evidence
+from pipeline.types import Chunk, Hit
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def chunk_texts(chunk: Chunk) -> list[str]:
     """The texts a question may embed for `chunk`: its prose units (the extractive answer's candidates)
     and, of its evidence text (headings, then text), every sentence and every two adjacent sentences
     (alignment's candidates), each once."""
-    evidence = Evidence(text=chunk.text, section=" > ".join(chunk.headings)).checked_text
+    evidence = hit_to_evidence(Hit(chunk=chunk, score=0.0)).checked_text  # what the claim checker reads
     sentences = markdown_sentences(evidence) or [evidence]
     windows = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
     return list(dict.fromkeys([*(u.text for u in prose_units(chunk.text)), *sentences, *windows]))
@@ -151,9 +152,6 @@ class SentenceEmbedder:
 
     def __getattr__(self, name: str):
         return getattr(self.embedder, name)
-
-    def encode(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
 
     def encode_cached(self, texts: list[str]) -> np.ndarray:
         """The vectors of `texts`; an unusable file (locked too long, corrupt) is logged, not fatal:

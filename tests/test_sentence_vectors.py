@@ -7,9 +7,10 @@ import pytest
 
 from bot.app import build
 from config.settings import load_settings
+from pipeline.evidence import hit_to_evidence
 from pipeline.generate import prose_units
 from pipeline.sentence_vectors import SentenceVectors, chunk_texts
-from pipeline.types import Chunk, Evidence, Question
+from pipeline.types import Chunk, Hit, Question
 from pipeline.verify.align import _candidates
 from tests.fakes.embedder import FakeEmbedder
 
@@ -75,7 +76,7 @@ def test_chunk_texts_hold_what_the_answer_and_alignment_embed():
     chunk = Chunk(id="c1", doc_id="d", text=text, context_text=text, title="Leave", headings=("Leave", "Annual leave"))
     texts = set(chunk_texts(chunk))
     assert {u.text for u in prose_units(chunk.text)} <= texts  # the extractive answer's candidates
-    evidence = Evidence(text=chunk.text, section="Leave > Annual leave").checked_text
+    evidence = hit_to_evidence(Hit(chunk=chunk, score=0.0)).checked_text  # as the claim checker builds it
     for claim in ("You can carry over 240 hours.", "Request leave two weeks ahead.", "After three years you earn 6 hours."):
         assert {t for t, _ in _candidates(claim, [evidence])} <= texts  # alignment's sentences and windows
 
