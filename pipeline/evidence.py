@@ -29,8 +29,10 @@ def kb_evidence(claim: str, *, store: Store, embedder: Embedder, options: Retrie
 
 def kb_evidence_batch(claims: Sequence[str], *, store: Store, embedder: Embedder, options: RetrieveOptions,
                       k: int, cross_encoder=None) -> list[list[Evidence]]:
-    """`kb_evidence` for many claims with one embedding call."""
-    vectors = embedder.encode(list(claims))
+    """`kb_evidence` for many claims with one embedding call. The claims go through the sentence
+    cache (`encode_cached`), so verification's alignment reads their vectors instead of embedding
+    them again."""
+    vectors = embedder.encode_cached(list(claims))
     return [kb_evidence(c, store=store, embedder=embedder, options=options, k=k, query_vector=v,
                         cross_encoder=cross_encoder)
             for c, v in zip(claims, vectors, strict=True)]

@@ -208,3 +208,16 @@ def test_an_invented_class_name_is_answered_by_its_sections_name():
 def test_a_spelled_out_length_of_time_is_a_value_to_check_but_counting_words_are_not():
     values = numbers.extract_values("It is posted for two weeks, in three ways, at 5 pm.")
     assert [(v.text, align._checkable(v)) for v in values] == [("two", True), ("three", False), ("5", True)]
+
+
+@pytest.mark.parametrize("text", [
+    "Plugins are designed to not perform any I/O, and hours above 240 were forfeited.",
+    "The middleware reads `allow_headers` before it sends a 400 response to browsers.",
+])
+def test_the_lighter_parses_lose_no_tag_lemma_or_dependency_of_the_full_one(text):
+    from pipeline.claims import load_nlp, mask_dots
+
+    full = load_nlp()(mask_dots(text))  # every component, entities included
+    assert meaning.lemmas(text) == {t.lemma_.lower() for t in full}  # tagger and lemmatizer alone
+    light = meaning.parse(text)  # no entity recogniser
+    assert [(t.tag_, t.lemma_, t.dep_, t.head.i) for t in light] == [(t.tag_, t.lemma_, t.dep_, t.head.i) for t in full]

@@ -47,12 +47,19 @@ _GENERIC = frozenset(
 )
 
 
+# The spaCy components these checks never read: entities (over half of a parse's time) and, where
+# only lemmas are wanted, the dependency parse too (neither changes a tag or a lemma).
+_UNREAD = ("ner",)
+_UNREAD_FOR_LEMMAS = ("parser", "ner")
+
+
 @functools.lru_cache(maxsize=1024)
 def parse(text: str):
-    """The spaCy parse of `text` (cached: evidence sentences recur across claims and answers)."""
+    """The spaCy parse of `text`: tags, lemmas and dependencies, no entities (cached: evidence
+    sentences recur across claims and answers)."""
     from pipeline.claims import load_nlp, mask_dots
 
-    doc = load_nlp()(mask_dots(text))
+    doc = load_nlp()(mask_dots(text), disable=_UNREAD)
     doc.user_data["text"] = text  # the masked dots are "_" in doc.text; quotes come from here
     return doc
 
@@ -181,9 +188,12 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
     return scopes
 
 
-def lemmas(text: str) -> set[str]:
-    """The lowercased lemmas of `text`'s words."""
-    return {t.lemma_.lower() for t in parse(text)}
+@functools.lru_cache(maxsize=2048)
+def lemmas(text: str) -> frozenset[str]:
+    """The lowercased lemmas of `text`'s words, from the tagger alone (cached: passages recur)."""
+    from pipeline.claims import load_nlp, mask_dots
+
+    return frozenset(t.lemma_.lower() for t in load_nlp()(mask_dots(text), disable=_UNREAD_FOR_LEMMAS))
 
 
 def _word(token) -> str:
@@ -402,7 +412,7 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
             known.add(w)
             known.add(stem(w))
     for text in passages:
-        known.update(t.lemma_.lower() for t in parse(text[:3000]))
+        known.update(lemmas(text[:3000]))
     doc = parse(claim)
     content = [t for t in doc if t.pos_ in _CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
                and any(c.isalpha() for c in t.text) and len(t.text) > 2]
