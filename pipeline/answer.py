@@ -31,7 +31,7 @@ from pipeline.names import Name, mentions, names
 from pipeline.retrieve import RetrieveOptions, in_scope, question_nouns, retrieve, unseen
 from pipeline.sentence_vectors import SentenceVectors
 from pipeline.store import Store, StoreUnavailable
-from pipeline.text import cited_numbers
+from pipeline.text import cited_numbers, words
 from pipeline.types import (
     IDK,
     KB_UNAVAILABLE,
@@ -230,14 +230,17 @@ class ClaimChecker:
         return [dataclasses.replace(self.known[key], claim=c) for key, c in keyed]
 
     def _verify(self, claims: list[Claim], cites: list[tuple[int, ...]]) -> list[Verdict]:
-        """Evidence per claim: the chunks it cites first, then the knowledge base's best for it; and the
-        claim's names that no document mentions at all (the whole index is searched)."""
+        """Evidence per claim: the chunks it cites first, then the knowledge base's best for it (not
+        searched for a claim its cited chunk states word for word: an extractive answer's sentence);
+        and the claim's names that no document mentions at all (the whole index is searched)."""
         p, o = self.parts, self.parts.options
         with self.timer.stage("evidence"):
-            found = kb_evidence_batch([c.text for c in claims], store=p.store, embedder=p.embedder,
-                                      options=o.retrieval, k=o.evidence_k, cross_encoder=p.cross_encoder)
-            evidence = [cited_first([e for n in numbers for e in self.cited.get(n, [])], ev)
-                        for numbers, ev in zip(cites, found, strict=True)]
+            cited = [[e for n in numbers for e in self.cited.get(n, [])] for numbers in cites]
+            quoted = [quoted_in(c.text, ev) for c, ev in zip(claims, cited, strict=True)]
+            searched = iter(kb_evidence_batch([c.text for c, q in zip(claims, quoted, strict=True) if not q],
+                                              store=p.store, embedder=p.embedder, options=o.retrieval,
+                                              k=o.evidence_k, cross_encoder=p.cross_encoder))
+            evidence = [ev if q else cited_first(ev, next(searched)) for ev, q in zip(cited, quoted, strict=True)]
             claim_names = [names(c.text) for c in claims]  # claim texts carry no markers
             mentioned = p.store.mentioned([n.text for ns in claim_names for n in ns])
             unknown = [[n for n in ns if n.text not in mentioned] for ns in claim_names]
@@ -301,6 +304,12 @@ def cited_evidence(hits: list[Hit], numbers: dict[str, int]) -> dict[int, list[E
     for hit in hits:
         out.setdefault(numbers[hit.chunk.id], []).append(hit_to_evidence(hit))
     return out
+
+
+def quoted_in(claim: str, evidence: list[Evidence]) -> bool:
+    """Whether one of `evidence`'s texts holds `claim` word for word (case and punctuation aside)."""
+    said = " ".join(words(claim))
+    return bool(said) and any(f" {said} " in f" {' '.join(words(e.text))} " for e in evidence)
 
 
 def cited_first(cited: list[Evidence], found: list[Evidence]) -> list[Evidence]:

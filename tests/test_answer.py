@@ -53,6 +53,34 @@ def test_extractive_answer_is_cited_verified_and_timed(app):
     assert not answer.error and not answer.idk
 
 
+def test_a_sentence_its_cited_chunk_states_word_for_word_needs_no_search(app, monkeypatch):
+    import pipeline.answer as flow
+
+    searched: list[str] = []
+    real = flow.kb_evidence_batch
+
+    def recording(claims, **kwargs):
+        searched.extend(claims)
+        return real(claims, **kwargs)
+
+    monkeypatch.setattr(flow, "kb_evidence_batch", recording)
+    answer = app.ask(Question("How long are backups kept?"))  # extractive: the chunk's own sentences
+    assert answer.verdicts and all(v.label is Label.SUPPORTED for v in answer.verdicts)
+    assert searched == []
+    assert all(v.evidence is not None and v.evidence.title == "Releases" for v in answer.verdicts)
+
+
+def test_quoted_in_is_word_for_word_case_and_punctuation_aside():
+    from pipeline.answer import quoted_in
+    from pipeline.types import Evidence
+
+    chunk = [Evidence(text="Backups of the **index** are kept for 30 days on the storage server.", title="t", url="")]
+    assert quoted_in("backups of the index are kept for 30 days.", chunk)
+    assert not quoted_in("Backups of the index are kept for 31 days.", chunk)  # one word differs
+    assert not quoted_in("ups of the index are kept", chunk)  # words are whole
+    assert not quoted_in("", chunk) and not quoted_in("Backups are kept.", [])
+
+
 def test_off_topic_question_gets_the_fixed_sentence(app):
     answer = app.ask(Question("What is the boiling point of liquid nitrogen in Kelvin?"))
     assert answer.text == IDK and answer.idk and not answer.verdicts

@@ -15,6 +15,7 @@ from bot.app import stage_options
 from config.settings import load_settings
 from pipeline.types import Label
 from pipeline.verify.align import Alignment
+from pipeline.verify.model import settled
 from pipeline.verify.rules import (
     CONTRADICTED_CONFIDENCE,
     RESTATEMENT_CONFIDENCE,
@@ -121,3 +122,19 @@ def test_decide_keeps_the_order_of_its_inputs():
     rows = [aligned(), aligned(unconfirmed="7"), aligned(sentence="")]
     assert [v.label for v in decide(rows, [0.9, 0.9, 0.9], options())] == [
         Label.SUPPORTED, Label.UNCERTAIN, Label.UNSUPPORTED]
+
+
+@pytest.mark.parametrize(("case", "alignment", "p", "label", "conflict", "reason"), TABLE, ids=[row[0] for row in TABLE])
+def test_a_claim_is_settled_when_no_probability_changes_its_label(case, alignment, p, label, conflict, reason):
+    """`settled` (the verifier model is not run) holds exactly when every P in [0, 1] gives the same
+    label and that label is not UNSUPPORTED, which the model's P(refutes) may turn into CONTRADICTED."""
+    labels = {decide_one(alignment, q / 20, options()).label for q in range(21)}
+    assert settled(alignment, options()) == (len(labels) == 1 and Label.UNSUPPORTED not in labels)
+
+
+def test_restatements_and_contradictions_are_settled_partial_support_is_not():
+    assert settled(aligned(features={"cos_best": 0.9, "coverage": 1.0}), options())  # a quote
+    assert settled(aligned(conflict="600", conflict_kind="number"), options())
+    assert not settled(aligned(), options())  # the model's reading decides
+    assert not settled(aligned(unconfirmed="1879"), options())  # UNCERTAIN or UNSUPPORTED, by P
+    assert not settled(aligned(invented="url_prefix"), options())  # UNSUPPORTED: the model may find it refuted

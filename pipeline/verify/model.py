@@ -12,16 +12,26 @@ import numpy as np
 from pipeline.types import Label
 from pipeline.verify.align import Alignment
 from pipeline.verify.combiner import probabilities
-from pipeline.verify.rules import CONFLICT_MIN_SIMILARITY, PairScore, VerifyOptions, decide
+from pipeline.verify.rules import (
+    CONFLICT_MIN_SIMILARITY,
+    PairScore,
+    VerifyOptions,
+    decide,
+    decide_one,
+)
 
 MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
 
 
-def model_signals(aligned: Sequence[Alignment], verifier: Any) -> list[tuple[float, str, int, float, str, int] | None]:
+def model_signals(aligned: Sequence[Alignment], verifier: Any,
+                  skip: Sequence[bool] = ()) -> list[tuple[float, str, int, float, str, int] | None]:
     """Per claim: (P(supports), its sentence, its evidence index, P(refutes), its sentence, its index),
-    the maxima over the claim's top aligned sentences/windows, all scored in one batch; None without any."""
+    the maxima over the claim's top aligned sentences/windows, all scored in one batch; None without
+    any, and for the claims `skip` marks (the model is not run for them)."""
     pairs, owner = [], []
     for i, a in enumerate(aligned):
+        if i < len(skip) and skip[i]:
+            continue
         for text, ei, _ in a.candidates[:MODEL_CANDIDATES]:
             pairs.append((a.claim, text))
             owner.append((i, text, ei))
@@ -69,11 +79,16 @@ def decide_with_model(aligned: Sequence[Alignment], verifier: Any, options: Veri
     passed fewer perturbed claims than the model alone, 0.12 against 0.19.) A claim left
     UNSUPPORTED that the model reads as refuted (P(refutes) ≥ verifier_refutes and above
     P(supports)) by evidence about it (cosine ≥ CONFLICT_MIN_SIMILARITY) is CONTRADICTED, with the
-    refuting sentence as its evidence."""
-    signals = model_signals(aligned, verifier)
+    refuting sentence as its evidence.
+
+    The model only reads the claims whose label it can change (`settled`): a claim that restates
+    its evidence, or that a conflicting value, name or flip contradicts, keeps the combiner's
+    probability as its confidence. (An extractive answer is all restatements.)"""
     combined = probabilities(aligned)  # the combiner weighs absent names and numbers, which the model underrates
-    probs = [(calibrated(verifier, a, s[0], s[3]) + float(c)) / 2 if s else 0.0
-             for a, s, c in zip(aligned, signals, combined, strict=True)]
+    done = [settled(a, options) for a in aligned]
+    signals = model_signals(aligned, verifier, skip=done)
+    probs = [(calibrated(verifier, a, s[0], s[3]) + float(c)) / 2 if s else float(c) if d else 0.0
+             for a, s, c, d in zip(aligned, signals, combined, done, strict=True)]
     out = decide(aligned, probs, options, method)
     refutes = options.verifier_refutes
     for i, (verdict, s) in enumerate(zip(out, signals, strict=True)):
@@ -81,3 +96,12 @@ def decide_with_model(aligned: Sequence[Alignment], verifier: Any, options: Veri
         if s is not None and verdict.label is Label.UNSUPPORTED and about and s[3] >= refutes and s[3] > s[0]:
             out[i] = PairScore(Label.CONTRADICTED, verdict.confidence, "", s[4], s[5], method)
     return out
+
+
+def settled(a: Alignment, options: VerifyOptions) -> bool:
+    """Whether the rules give `a` the same label whatever P(supported) is, and one the model's
+    P(refutes) cannot turn into CONTRADICTED (that is, not UNSUPPORTED). The rule that applies never
+    depends on P, and within a rule the label only rises with it, so the same label at P = 0 and
+    P = 1 is the label at every P."""
+    low, high = decide_one(a, 0.0, options).label, decide_one(a, 1.0, options).label
+    return low is high and low is not Label.UNSUPPORTED
