@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bot.app import build
+from bot.app import build, stage_options
 from config.settings import load_settings
-from pipeline.evidence import hit_to_evidence
+from pipeline.claims import extract_claims
+from pipeline.evidence import hit_to_evidence, kb_evidence_batch
 from pipeline.generate import prose_units
 from pipeline.sentence_vectors import SentenceVectors, chunk_texts
 from pipeline.types import Chunk, Hit, Question
+from pipeline.verify import verify_claims
 from pipeline.verify.align import _candidates
 from tests.fakes.embedder import FakeEmbedder
 
@@ -125,6 +127,28 @@ def test_with_sentence_vectors_a_question_embeds_only_itself_and_its_claims(tmp_
         assert text == question or any(set(text.lower().split()) <= words for words in claims), text
     assert len(asked_stored) < len(asked_plain)
     assert asked_stored.count(question) == 1  # retrieval and the extractive answer share its vector
+
+
+def test_a_claim_is_embedded_once_for_its_evidence_search_and_its_alignment(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "leave.md").write_text(LEAVE)
+    settings = load_settings(env={}, data_dir=str(tmp_path / "data"), sources=f"d={docs}", wikipedia="off")
+    embedder = Recording()
+    app = build(settings, run_scheduler=False, embedder=embedder)
+    try:
+        app.index_one("d")
+        embedder.seen.clear()
+        claims = extract_claims("Leave above 240 hours is paid out at the end of the leave year [1].", [])
+        options = stage_options(settings)
+        evidence = kb_evidence_batch([c.text for c in claims], store=app.parts.store, embedder=app.parts.embedder,
+                                     options=options.retrieval, k=options.evidence_k)
+        verify_claims(claims, evidence, method="combiner", embedder=app.parts.embedder,
+                      options=options.verification, verifier=None, cited=[True])
+    finally:
+        app.close()
+    assert [c.text for c in claims] == ["Leave above 240 hours is paid out at the end of the leave year."]
+    assert embedder.seen.count(claims[0].text) == 1
 
 
 def test_an_unusable_sentence_file_is_logged_and_questions_are_still_answered(tmp_path, caplog):
