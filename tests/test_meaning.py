@@ -221,3 +221,10 @@ def test_the_lighter_parses_lose_no_tag_lemma_or_dependency_of_the_full_one(text
     assert meaning.lemmas(text) == {t.lemma_.lower() for t in full}  # tagger and lemmatizer alone
     light = meaning.parse(text)  # no entity recogniser
     assert [(t.tag_, t.lemma_, t.dep_, t.head.i) for t in light] == [(t.tag_, t.lemma_, t.dep_, t.head.i) for t in full]
+
+
+def test_parse_all_parses_what_is_not_cached_and_parse_then_reads_the_cache():
+    first, second, again = meaning.parse_all(["The VPN is required.", "Leave isn't paid out.", "The VPN is required."])
+    assert first is again and first.user_data["text"] == "The VPN is required."
+    assert [t.dep_ for t in second] == [t.dep_ for t in meaning.parse("Leave isn't paid out.")]
+    assert meaning.parse("Leave isn't paid out.") is second

@@ -309,6 +309,7 @@ def analyse(
             a.features.update(cos_best=0.0, cos_second=0.0, cos_passage_mean=0.0)
         results.append(a)
     aligned_docs = list(nlp.pipe(a.sentence for a in results))
+    meaning.parse_all([*(_meaning_claim(a.claim) for a in results), *(s for a in results for s in _about(a))])
     for i, (a, ev, ents, doc) in enumerate(zip(results, evidences, entities, aligned_docs, strict=True)):
         _symbolic(a, ev, ents, doc)
         _meaning(a, ev, list(invented[i]) if invented else [], given)
@@ -330,15 +331,25 @@ def _keep_extras_that_matter(aligned: Sequence[Alignment], embedder: Any) -> Non
         if gain < EXTRA_MIN_GAIN:
             a.extra = ""
 
+def _meaning_claim(claim: str) -> str:
+    """The claim as the meaning checks read it: without its citation markers."""
+    from pipeline.claims import strip_citations
+
+    return strip_citations(claim)
+
+
+def _about(a: Alignment) -> list[str]:
+    """The aligned sentences and windows the meaning checks read: the best few, when about the claim."""
+    return [text for text, _, cos in a.candidates[:MEANING_CANDIDATES] if cos >= MEANING_MIN_SIMILARITY]
+
+
 def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: str) -> None:
     """Fill the name, polarity and added-content signals (`pipeline.verify.meaning`)."""
     if not a.sentence:
         a.invented = invented[0] if invented else ""
         return
-    from pipeline.claims import strip_citations
-
-    claim = strip_citations(a.claim)
-    about = [text for text, _, cos in a.candidates[:MEANING_CANDIDATES] if cos >= MEANING_MIN_SIMILARITY]
+    claim = _meaning_claim(a.claim)
+    about = _about(a)
     passages = list(dict.fromkeys(evidence[ei] for _, ei, _ in a.candidates[:MEANING_CANDIDATES] if 0 <= ei < len(evidence)))
     a.invented = invented[0] if invented else ""
     for sentence in about or [a.sentence]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
 from pipeline import names as namelib
@@ -53,15 +55,34 @@ _UNREAD = ("ner",)
 _UNREAD_FOR_LEMMAS = ("parser", "ner")
 
 
-@functools.lru_cache(maxsize=1024)
+_PARSES = 1024  # parses kept (evidence sentences recur across claims and answers)
+_parsed: OrderedDict[str, object] = OrderedDict()  # text → Doc, least recently used first
+_parsed_lock = threading.Lock()
+
+
 def parse(text: str):
-    """The spaCy parse of `text`: tags, lemmas and dependencies, no entities (cached: evidence
-    sentences recur across claims and answers)."""
+    """The spaCy parse of `text`: tags, lemmas and dependencies, no entities (cached)."""
+    return parse_all([text])[0]
+
+
+def parse_all(texts: Sequence[str]) -> list:
+    """`parse` of each of `texts`; those not cached are parsed together (`nlp.pipe`, faster than one
+    at a time), so a caller that knows what the checks will read can parse it in one go."""
     from pipeline.claims import load_nlp, mask_dots
 
-    doc = load_nlp()(mask_dots(text), disable=_UNREAD)
-    doc.user_data["text"] = text  # the masked dots are "_" in doc.text; quotes come from here
-    return doc
+    with _parsed_lock:
+        found = {t: _parsed[t] for t in texts if t in _parsed}
+    todo = [t for t in dict.fromkeys(texts) if t not in found]
+    for text, doc in zip(todo, load_nlp().pipe([mask_dots(t) for t in todo], disable=_UNREAD), strict=True):
+        doc.user_data["text"] = text  # the masked dots are "_" in doc.text; quotes come from here
+        found[text] = doc
+    with _parsed_lock:
+        for text in dict.fromkeys(texts):
+            _parsed[text] = found[text]
+            _parsed.move_to_end(text)
+        while len(_parsed) > _PARSES:
+            _parsed.popitem(last=False)
+    return [found[t] for t in texts]
 
 
 def _negated(token) -> bool:
