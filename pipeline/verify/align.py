@@ -331,6 +331,7 @@ def _keep_extras_that_matter(aligned: Sequence[Alignment], embedder: Any) -> Non
         if gain < EXTRA_MIN_GAIN:
             a.extra = ""
 
+
 def _meaning_claim(claim: str) -> str:
     """The claim as the meaning checks read it: without its citation markers."""
     from pipeline.claims import strip_citations
