@@ -228,3 +228,21 @@ def test_parse_all_parses_what_is_not_cached_and_parse_then_reads_the_cache():
     assert first is again and first.user_data["text"] == "The VPN is required."
     assert [t.dep_ for t in second] == [t.dep_ for t in meaning.parse("Leave isn't paid out.")]
     assert meaning.parse("Leave isn't paid out.") is second
+
+
+def _aligned(claim: str, about: list[str], others: list[str]) -> align.Alignment:
+    """An alignment whose candidates are `about` (similar to the claim) then `others` (not)."""
+    candidates = [(t, 0, 0.8) for t in about] + [(t, 0, 0.3) for t in others]
+    return align.Alignment(claim, sentence=about[0], candidates=candidates, cited=True)
+
+
+def test_a_value_counts_as_stated_only_where_the_claims_matter_is():
+    claim = "Merit promotion openings are posted internally for two weeks and open to any employee."
+    (weeks,) = numbers.extract_values(claim)
+    about = ["A merit promotion opening is posted internally and open to any employee."]
+    elsewhere = ["This creates parity between the two services.", "Begin at least two weeks before your last day."]
+    assert not align._stated_near(_aligned(claim, about, elsewhere), claim, weeks)
+    # the value beside another of the claim's words, in a sentence less like it as a whole
+    beside = ["Openings are posted for two weeks."]
+    assert align._stated_near(_aligned(claim, about, [*elsewhere, *beside]), claim, weeks)
+    assert align._stated_near(_aligned(claim, about + ["It stays posted for two weeks."], []), claim, weeks)

@@ -410,8 +410,6 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
     passage_values = numbers.extract_values(passage)
     aligned_values = numbers.extract_values(a.sentence)
     matched = conflict = absent = soft = 0
-    near = " ".join(text for text, _, _ in a.candidates)  # the sentences most like the claim
-    near_values = numbers.extract_values(near)
     for value in claim_values:
         labelled = _under_label(claim, value, passage, passage_values)  # "type 2" is stated only as "type 2"
         here = None if numbers.present(value, aligned_values) else next(
@@ -427,9 +425,7 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
             continue
         if numbers.present(value, labelled or passage_values):
             matched += 1
-            near_labelled = _under_label(claim, value, near, near_values)
-            if a.cited and not numbers.present(value, near_labelled or near_values) and not a.unconfirmed \
-                    and _checkable(value):
+            if a.cited and not a.unconfirmed and _checkable(value) and not _stated_near(a, claim, value):
                 a.unconfirmed = value.text  # stated somewhere in the passages, but not where the claim's matter is
             continue
         if not a.unconfirmed and _checkable(value):
@@ -455,6 +451,26 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
 
 
 _TIME_UNITS = frozenset("second minute hour day week month year".split())
+VALUE_CONTEXT_WORDS = 1  # a sentence beside the claim's value must share this many of the claim's other content words
+
+
+def _stated_near(a: Alignment, claim: str, value: numbers.Value) -> bool:
+    """Whether `value` is stated where the claim's matter is: in a sentence about the claim (`_about`),
+    or in a candidate sentence that also holds at least VALUE_CONTEXT_WORDS of the claim's other
+    content words ("less than 3 weeks" in the list item about line #670, `max_part_size=1024*1024`
+    for "each part is limited to 1024*1024 bytes"). A value found only in a
+    sentence about something else ("two weeks before your last day") is not the claim's."""
+    written = re.match(r"\S+(?:\s+\S+)?", claim[value.start:]) if value.unit else None  # "two weeks"
+    own = content_words(claim) - content_words(written.group(0) if written else value.text)
+    about = _about(a)
+    for text in [*about, *(t for t, _, _ in a.candidates)]:
+        values = numbers.extract_values(text)
+        if value.unit in _TIME_UNITS:  # "two weeks" is stated as a length of time, not by "the two"
+            values = [v for v in values if v.unit == value.unit]
+        if numbers.present(value, _under_label(claim, value, text, values) or values) and (
+                text in about or len(own & content_words(text)) >= VALUE_CONTEXT_WORDS):
+            return True
+    return False
 
 
 def _checkable(value: numbers.Value) -> bool:
