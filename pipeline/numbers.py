@@ -238,3 +238,13 @@ def present(value: Value, candidates: list[Value]) -> bool:
             if c.value == value.value or (c.kind == value.kind and same_value(value, c)):
                 return True
     return False
+
+
+TIME_UNITS = frozenset("second minute hour day week month year".split())
+
+
+def checkable(value: Value) -> bool:
+    """A value an answer must not state unless its source does: one written in digits, or a
+    spelled-out length of time ("two weeks"). Other number words ("three ways", "one of") are often
+    the answer's own counting."""
+    return any(c.isdigit() for c in value.text) or value.unit in TIME_UNITS

@@ -207,7 +207,7 @@ def test_an_invented_class_name_is_answered_by_its_sections_name():
 
 def test_a_spelled_out_length_of_time_is_a_value_to_check_but_counting_words_are_not():
     values = numbers.extract_values("It is posted for two weeks, in three ways, at 5 pm.")
-    assert [(v.text, align._checkable(v)) for v in values] == [("two", True), ("three", False), ("5", True)]
+    assert [(v.text, numbers.checkable(v)) for v in values] == [("two", True), ("three", False), ("5", True)]
 
 
 @pytest.mark.parametrize("text", [

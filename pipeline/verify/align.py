@@ -425,10 +425,10 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
             continue
         if numbers.present(value, labelled or passage_values):
             matched += 1
-            if a.cited and not a.unconfirmed and _checkable(value) and not _stated_near(a, claim, value):
+            if a.cited and not a.unconfirmed and numbers.checkable(value) and not _stated_near(a, claim, value):
                 a.unconfirmed = value.text  # stated somewhere in the passages, but not where the claim's matter is
             continue
-        if not a.unconfirmed and _checkable(value):
+        if not a.unconfirmed and numbers.checkable(value):
             a.unconfirmed = value.text
         soft += any(e.kind in ("number", "percent", "year", "decade") and not numbers.present(e, claim_values) for e in aligned_values)
         rival = next(
@@ -450,34 +450,21 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
                       num_conflict=float(conflict), num_absent=float(absent))
 
 
-_TIME_UNITS = frozenset("second minute hour day week month year".split())
 VALUE_CONTEXT_WORDS = 1  # a sentence beside the claim's value must share this many of the claim's other content words
 
 
 def _stated_near(a: Alignment, claim: str, value: numbers.Value) -> bool:
-    """Whether `value` is stated where the claim's matter is: in a sentence about the claim (`_about`),
-    or in a candidate sentence that also holds at least VALUE_CONTEXT_WORDS of the claim's other
-    content words ("less than 3 weeks" in the list item about line #670, `max_part_size=1024*1024`
-    for "each part is limited to 1024*1024 bytes"). A value found only in a
-    sentence about something else ("two weeks before your last day") is not the claim's."""
+    """Whether `value` is stated where the claim's matter is: in a sentence about the claim (`_about`), or
+    in a candidate beside VALUE_CONTEXT_WORDS of its other content words ("less than 3 weeks" in the item
+    on line #670); not "two weeks before your last day" for "posted for two weeks", nor "the two"."""
     written = re.match(r"\S+(?:\s+\S+)?", claim[value.start:]) if value.unit else None  # "two weeks"
-    own = content_words(claim) - content_words(written.group(0) if written else value.text)
-    about = _about(a)
+    own, about = content_words(claim) - content_words(written.group(0) if written else value.text), _about(a)
     for text in [*about, *(t for t, _, _ in a.candidates)]:
-        values = numbers.extract_values(text)
-        if value.unit in _TIME_UNITS:  # "two weeks" is stated as a length of time, not by "the two"
-            values = [v for v in values if v.unit == value.unit]
+        values = [v for v in numbers.extract_values(text) if v.unit == value.unit or value.unit not in numbers.TIME_UNITS]
         if numbers.present(value, _under_label(claim, value, text, values) or values) and (
                 text in about or len(own & content_words(text)) >= VALUE_CONTEXT_WORDS):
             return True
     return False
-
-
-def _checkable(value: numbers.Value) -> bool:
-    """A value an answer must not state unless its source does: one written in digits, or a
-    spelled-out length of time ("two weeks"). Other number words ("three ways", "one of") are often
-    the answer's own counting."""
-    return any(c.isdigit() for c in value.text) or value.unit in _TIME_UNITS
 
 
 def _name_signals(a: Alignment, claim: str, passage_lower: str, passage_words: set[str], defined: dict[str, str],
