@@ -248,3 +248,10 @@ def checkable(value: Value) -> bool:
     spelled-out length of time ("two weeks"). Other number words ("three ways", "one of") are often
     the answer's own counting."""
     return any(c.isdigit() for c in value.text) or value.unit in TIME_UNITS
+
+
+def as_written(text: str, value: Value) -> str:
+    """`value` as `text` writes it, with its unit word when one follows: "two weeks", "3-week", "$50"."""
+    found = re.match(rf"{re.escape(value.text)}[\s-]*{re.escape(value.unit[:3])}\w*", text[value.start:], re.I) \
+        if value.unit else None
+    return found.group(0) if found else value.text

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.numbers import comparable, extract_values, parse_number, present, same_value
+from pipeline.numbers import (
+    as_written,
+    comparable,
+    extract_values,
+    parse_number,
+    present,
+    same_value,
+)
 
 
 def kinds(text: str) -> list[tuple[str, float]]:
@@ -76,3 +83,9 @@ def test_comparable_needs_same_kind_and_unit():
 @given(st.integers(min_value=1000, max_value=10**12))
 def test_grouped_digits_parse_back(n):
     assert parse_number(f"{n:,} units") == n
+
+
+def test_a_value_is_quoted_as_written_with_its_unit_word():
+    text = "Openings are posted for two weeks, over $50 a day, in 2019, limited to 1024*1024 bytes."
+    assert [as_written(text, v) for v in extract_values(text)] == [
+        "two weeks", "$50", "2019", "1024", "1024 bytes"]

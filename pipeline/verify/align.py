@@ -426,10 +426,10 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
         if numbers.present(value, labelled or passage_values):
             matched += 1
             if a.cited and not a.unconfirmed and numbers.checkable(value) and not _stated_near(a, claim, value):
-                a.unconfirmed = value.text  # stated somewhere in the passages, but not where the claim's matter is
+                a.unconfirmed = numbers.as_written(claim, value)  # stated somewhere in the passages, but not where the claim's matter is
             continue
         if not a.unconfirmed and numbers.checkable(value):
-            a.unconfirmed = value.text
+            a.unconfirmed = numbers.as_written(claim, value)
         soft += any(e.kind in ("number", "percent", "year", "decade") and not numbers.present(e, claim_values) for e in aligned_values)
         rival = next(
             (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)),
@@ -457,8 +457,7 @@ def _stated_near(a: Alignment, claim: str, value: numbers.Value) -> bool:
     """Whether `value` is stated where the claim's matter is: in a sentence about the claim (`_about`), or
     in a candidate beside VALUE_CONTEXT_WORDS of its other content words ("less than 3 weeks" in the item
     on line #670); not "two weeks before your last day" for "posted for two weeks", nor "the two"."""
-    written = re.match(r"\S+(?:\s+\S+)?", claim[value.start:]) if value.unit else None  # "two weeks"
-    own, about = content_words(claim) - content_words(written.group(0) if written else value.text), _about(a)
+    own, about = content_words(claim) - content_words(numbers.as_written(claim, value)), _about(a)
     for text in [*about, *(t for t, _, _ in a.candidates)]:
         values = [v for v in numbers.extract_values(text) if v.unit == value.unit or value.unit not in numbers.TIME_UNITS]
         if numbers.present(value, _under_label(claim, value, text, values) or values) and (
