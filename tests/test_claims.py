@@ -38,6 +38,17 @@ def test_citation_after_the_full_stop_is_included():
     assert text[claim.start:claim.end] == "Paris is the capital of France. [4]"
 
 
+def test_a_cited_lead_in_ends_its_sentence():
+    answer = ("Routes can also specify which HTTP methods are handled by an endpoint: [1] By default function "
+              "endpoints will only accept `GET` requests, unless specified. [1]")
+    lead, rule = extract_claims(answer, TYPES)
+    assert lead.text == "Routes can also specify which HTTP methods are handled by an endpoint:"
+    assert answer[lead.start:lead.end].endswith("endpoint: [1]") and answer[rule.start:].startswith("By default")
+    assert rule.text == "By default function endpoints will only accept `GET` requests, unless specified."
+    # a colon and a capital without a citation between them do not end a sentence
+    assert [c.text for c in extract_claims("Note: This stays one sentence [1].", TYPES)] == ["Note: This stays one sentence."]
+
+
 def test_list_items_are_separate_claims_without_their_bullets():
     text = "Facts:\n- Berlin became the capital in 1990 [1]\n- Bonn was the capital before [2]"
     claims = extract_claims(text, TYPES)
