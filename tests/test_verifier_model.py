@@ -48,6 +48,9 @@ def test_predictions_are_probabilities_in_label_order(model):
     # batching and order do not change a pair's score
     again = model.predict([("Bananas are yellow.", EINSTEIN)])
     assert np.allclose(again[0], p[1], atol=1e-4)
+    pairs = [("Einstein was born in Ulm.", EINSTEIN), ("POLAR was shown at MobiCom.", POLAR),
+             ("He worked in Bern at the patent office, where he developed relativity.", EINSTEIN)]
+    assert np.allclose(model.predict(pairs, batch_size=verify.model.MODEL_BATCH), model.predict(pairs, batch_size=64), atol=1e-4)
 
 
 def test_reads_claim_and_evidence_together(model):

@@ -21,6 +21,10 @@ from pipeline.verify.rules import (
 )
 
 MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
+# Pairs per forward pass. An answer's dozen pairs differ in length, and a batch is padded to its
+# longest: in batches of 4 (sorted by length) the same probabilities came ~25% sooner than in one
+# batch of 12 (1 thread, 240 answer-check pairs; identical to 5e-7).
+MODEL_BATCH = 4
 
 
 def model_signals(aligned: Sequence[Alignment], verifier: Any,
@@ -35,7 +39,7 @@ def model_signals(aligned: Sequence[Alignment], verifier: Any,
         for text, ei, _ in a.candidates[:MODEL_CANDIDATES]:
             pairs.append((a.claim, text))
             owner.append((i, text, ei))
-    probs = verifier.predict(pairs) if pairs else np.zeros((0, 3))
+    probs = verifier.predict(pairs, batch_size=MODEL_BATCH) if pairs else np.zeros((0, 3))
     best: dict[int, list] = {}
     for (i, text, ei), (p_sup, p_ref, _) in zip(owner, probs, strict=True):
         row = best.setdefault(i, [-1.0, "", -1, -1.0, "", -1])
