@@ -599,7 +599,7 @@ async def test_a_long_answer_is_split_into_sections_within_block_kit_limits(bolt
     sentence = "Restores are tested by the platform team on the storage server & logged [1]. "
     llm.say(sentence * 300)  # ~23,000 characters, no claims to verify
     await event(bolt, mention("<@UBOT> how are restores tested?"))
-    (reply,) = await api.wait_for("chat.postMessage")
+    (reply,) = await api.wait_for("chat.postMessage", timeout=90)  # 300 sentences to split and check: slow on a busy machine
     blocks = reply.body["blocks"]
     sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
     assert len(blocks) <= BLOCK_LIMIT and len(sections) >= 8

@@ -53,6 +53,28 @@ def test_predictions_are_probabilities_in_label_order(model):
     assert np.allclose(model.predict(pairs, batch_size=verify.model.MODEL_BATCH), model.predict(pairs, batch_size=64), atol=1e-4)
 
 
+def test_the_model_reads_each_piece_of_evidence_once():
+    # a window holding an aligned sentence, the sentence with a code fence or a heading, and the
+    # same code line with its closing bracket are one piece of evidence: the next distinct one reads
+    candidates = [
+        ("Mount('/static', app=StaticFiles(packages=['bootstrap4'])),", 3, 0.71),
+        ("Mount('/static', app=StaticFiles(packages=['bootstrap4'])), ]", 3, 0.71),
+        ("Mount('/static', app=StaticFiles(directory='static')),", 1, 0.57),
+        ("By default `StaticFiles` will look for `statics` directory in each package.", 3, 0.55),
+        ("``` By default `StaticFiles` will look for `statics` directory in each package.", 3, 0.54),
+        ("StaticFiles > Packages By default StaticFiles will look for statics directory in each package.", 3, 0.53),
+        ("Another sentence.", 2, 0.40),
+        # a window that adds its neighbour to a sentence already read is new evidence
+        ("Another sentence. Restores are tested on the storage server by the platform team.", 2, 0.39),
+    ]
+    chosen = verify.model.distinct(candidates, 3)
+    assert [ei for _, ei in chosen] == [3, 1, 3]
+    assert chosen[2][0].startswith("By default")
+    assert verify.model.distinct(candidates, 4)[-1] == ("Another sentence.", 2)
+    assert [t[:16] for t, _ in verify.model.distinct(candidates, 9)][3:] == ["Another sentence", "Another sentence"]
+    assert verify.model.distinct([], 3) == []
+
+
 def test_reads_claim_and_evidence_together(model):
     true = ("Einstein was born in Ulm in 1879.", EINSTEIN)
     negated = ("POLAR was not presented at MobiCom 2021.", POLAR)

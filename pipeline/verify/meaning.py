@@ -432,13 +432,19 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
         for w in words(text):
             known.add(w)
             known.add(stem(w))
-    for text in passages:
-        known.update(lemmas(text[:3000]))
     doc = parse(claim)
     content = [t for t in doc if t.pos_ in _CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
                and any(c.isalpha() for c in t.text) and len(t.text) > 2]
-    missing = [t for t in content if t.lower_ not in known and t.lemma_.lower() not in known and stem(t.text.lower()) not in known
-               and not _split_known(t.text, known)]
+
+    def unknown(tokens: list) -> list:
+        return [t for t in tokens if t.lower_ not in known and t.lemma_.lower() not in known
+                and stem(t.text.lower()) not in known and not _split_known(t.text, known)]
+
+    missing = unknown(content)
+    if missing:  # the passages' lemmas ("ran" → "run") only for what their words and stems leave
+        for text in passages:
+            known.update(lemmas(text[:3000]))
+        missing = unknown(missing)
     if not missing:
         return ""
     runs: list[list] = [[missing[0]]]

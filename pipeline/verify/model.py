@@ -4,6 +4,7 @@ calibration, and the labels they lead to through the same rules as the combiner'
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,11 +21,34 @@ from pipeline.verify.rules import (
     decide_one,
 )
 
-MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
+MODEL_CANDIDATES = 3  # distinct aligned sentences/windows per claim the verifier model reads (best cosine first; `distinct`)
 # Pairs per forward pass. An answer's dozen pairs differ in length, and a batch is padded to its
 # longest: in batches of 4 (sorted by length) the same probabilities came ~25% sooner than in one
 # batch of 12 (1 thread, 240 answer-check pairs; identical to 5e-7).
 MODEL_BATCH = 4
+RESTATED_EXTRA_WORDS = 4  # `distinct`: an earlier candidate with at most this many words around it is read once
+
+
+def _bare(text: str) -> str:
+    return " ".join(re.sub(r"[`*_#>\[\]()|-]+", " ", text).lower().split())
+
+
+def distinct(candidates: Sequence[tuple[str, int, float]], n: int) -> list[tuple[str, int]]:
+    """The first n of a claim's aligned sentences/windows (best first) that restate none of those
+    before them: a sentence an earlier window holds, or an earlier sentence again with a few words
+    around it (a code fence, a closing bracket, a short heading), is the same evidence read twice.
+    A window that adds a neighbouring sentence to an earlier one is new evidence."""
+    chosen: list[tuple[str, int]] = []
+    seen: list[str] = []
+    for text, ei, _ in candidates:
+        bare = _bare(text)
+        if any(bare in s or (s in bare and len(bare.split()) - len(s.split()) <= RESTATED_EXTRA_WORDS) for s in seen):
+            continue
+        chosen.append((text, ei))
+        seen.append(bare)
+        if len(chosen) == n:
+            break
+    return chosen
 
 
 def model_signals(aligned: Sequence[Alignment], verifier: Any,
@@ -36,7 +60,7 @@ def model_signals(aligned: Sequence[Alignment], verifier: Any,
     for i, a in enumerate(aligned):
         if i < len(skip) and skip[i]:
             continue
-        for text, ei, _ in a.candidates[:MODEL_CANDIDATES]:
+        for text, ei in distinct(a.candidates, MODEL_CANDIDATES):
             pairs.append((a.claim, text))
             owner.append((i, text, ei))
     probs = verifier.predict(pairs, batch_size=MODEL_BATCH) if pairs else np.zeros((0, 3))

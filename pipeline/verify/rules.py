@@ -14,7 +14,6 @@ from pipeline.text import is_negation, terms
 from pipeline.types import Label
 from pipeline.verify.align import DOWN_WORDS, UP_WORDS, Alignment, direction, negated
 
-MODEL_CANDIDATES = 4  # aligned sentences/windows per claim the verifier model reads (best cosine first)
 # A conflicting value only counts when the aligned sentence is about the claim (cosine at least this):
 # a different number/date of the same kind → CONTRADICTED; a different name of the same type →
 # not SUPPORTED, and CONTRADICTED once the sentence is a near-restatement. (Measured on the open sets:
