@@ -54,8 +54,8 @@ def test_predictions_are_probabilities_in_label_order(model):
 
 
 def test_the_model_reads_each_piece_of_evidence_once():
-    # a window holding an aligned sentence, the sentence with a code fence or a heading, and the
-    # same code line with its closing bracket are one piece of evidence: the next distinct one reads
+    # a sentence with a code fence or a short heading around it, and a code line with its closing
+    # bracket, are the evidence read before them: the next distinct candidate is read instead
     candidates = [
         ("Mount('/static', app=StaticFiles(packages=['bootstrap4'])),", 3, 0.71),
         ("Mount('/static', app=StaticFiles(packages=['bootstrap4'])), ]", 3, 0.71),

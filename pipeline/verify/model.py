@@ -4,12 +4,12 @@ calibration, and the labels they lead to through the same rules as the combiner'
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from pipeline.text import words
 from pipeline.types import Label
 from pipeline.verify.align import Alignment
 from pipeline.verify.combiner import probabilities
@@ -29,23 +29,20 @@ MODEL_BATCH = 4
 RESTATED_EXTRA_WORDS = 4  # `distinct`: an earlier candidate with at most this many words around it is read once
 
 
-def _bare(text: str) -> str:
-    return " ".join(re.sub(r"[`*_#>\[\]()|-]+", " ", text).lower().split())
-
-
 def distinct(candidates: Sequence[tuple[str, int, float]], n: int) -> list[tuple[str, int]]:
     """The first n of a claim's aligned sentences/windows (best first) that restate none of those
     before them: a sentence an earlier window holds, or an earlier sentence again with a few words
     around it (a code fence, a closing bracket, a short heading), is the same evidence read twice.
     A window that adds a neighbouring sentence to an earlier one is new evidence."""
     chosen: list[tuple[str, int]] = []
-    seen: list[str] = []
+    seen: list[tuple[str, int]] = []  # (" the words ", how many), so that containment is of whole words
     for text, ei, _ in candidates:
-        bare = _bare(text)
-        if any(bare in s or (s in bare and len(bare.split()) - len(s.split()) <= RESTATED_EXTRA_WORDS) for s in seen):
+        ws = words(text)
+        bare = f" {' '.join(ws)} "
+        if any(bare in s or (s in bare and len(ws) - n <= RESTATED_EXTRA_WORDS) for s, n in seen):
             continue
         chosen.append((text, ei))
-        seen.append(bare)
+        seen.append((bare, len(ws)))
         if len(chosen) == n:
             break
     return chosen
