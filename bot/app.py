@@ -192,7 +192,7 @@ def build_wikipedia(settings: Settings) -> WikipediaSource | None:
 def build_verifier(settings: Settings) -> TrainedVerifier:
     """The trained verifier `verifier_model` names (empty: the shipped one), loaded when first used;
     a named folder without one is reported then, as it always was (by `TrainedVerifier.load`)."""
-    return TrainedVerifier(str(settings.verifier_model or ""))
+    return TrainedVerifier(str(settings.verifier_model or ""), settings.verifier_backend, str(settings.data_path / "models"))
 
 
 def build_cross_encoder(settings: Settings):
@@ -339,7 +339,9 @@ class App:
         return {"index": counts, "store": s.store, "embedding_model": Path(self.parts.embedder.name).name,
                 "embedding_backend": getattr(self.parts.embedder, "backend_used", "") or s.embed_backend,
                 "reranker": s.reranker_model or "built-in", "llm": s.llm_model if s.llm_base_url else "none (extractive)",
-                "verifier": s.verify_method if s.verify else "off", "wikipedia": s.wikipedia,
+                "verifier": s.verify_method if s.verify else "off",
+                "verifier_backend": (self.parts.verifier.running() if self.parts.verifier else "") or s.verifier_backend,
+                "wikipedia": s.wikipedia,
                 "sources": {n: spec["locations"] for n, spec in self.sources.items()},
                 "indexing": self.indexing()}
 

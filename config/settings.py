@@ -41,7 +41,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fetch_timeout", 15.0, "Seconds allowed for fetching one web page when indexing URLs."),
     # --- retrieval
     Setting("embedding_model", "", "Path or name of a sentence-transformers model; empty = the bundled all-MiniLM-L6-v2."),
-    Setting("embed_backend", "torch", "How the embedding model runs on the CPU: `torch`, `torch-int8` (its Linear layers quantised to int8 per channel: faster, vectors move slightly) or `onnx` (exported once to ONNX under the data dir and run by ONNX Runtime, which must be installed: same vectors, faster). A backend that cannot load falls back to `torch` with a warning."),
+    Setting("embed_backend", "torch", "How the embedding model runs on the CPU: `torch`, `torch-int8` (its Linear layers quantised to int8 per channel: faster, vectors move slightly) or `onnx` (exported once to ONNX under the data dir and run by ONNX Runtime: same vectors, faster). A backend that cannot load falls back to `torch` with a warning."),
     Setting("sentence_vectors", 200000, "How many sentence vectors to keep on disk (`sentences.sqlite` in the data dir, about 2 KB each: 200,000 take about 420 MB): indexing embeds every answer and evidence sentence of the documents it adds, so that a question embeds only itself and its claims (indexing takes about 4× longer; questions about half as long). Past this many, the oldest go and indexing stops adding; a sentence not on disk is embedded when a question needs it, and kept. 0 = off."),
     Setting("embed_cache", 20000, "How many evidence and answer sentence vectors to keep in memory (about 1.6 KB each), so a sentence retrieved again is not embedded again; 0 = off. Chunks are embedded at index time and are not kept here."),
     Setting("reranker_model", "", "Path to a sentence-transformers CrossEncoder; empty = the built-in reranker from the embedding model."),
@@ -83,6 +83,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("cosine_supported", 0.65, "`cosine` verifier: max cosine for SUPPORTED."),
     Setting("cosine_uncertain", 0.45, "`cosine` verifier: max cosine for UNCERTAIN."),
     Setting("verifier_model", "", "Directory of a trained ravbot verifier (see docs/verifier.md); empty = the shipped one if present."),
+    Setting("verifier_backend", "onnx", "How the verifier model runs on the CPU: `onnx` (exported once to ONNX under the data dir, about 90 MB, and run by ONNX Runtime: the same probabilities, about a quarter faster) or `torch`. When ONNX Runtime or the export fails, `torch` runs, with a warning."),
     Setting("verifier_in_default", True, "`default` also uses the trained verifier model when one is present (see docs/verifier.md)."),
     Setting("verifier_refutes", 0.5, "Verifier model: P(refutes) at or above which (and above P(supports)) a claim is CONTRADICTED."),
     Setting("nli_model", "", "Path to a sentence-transformers NLI CrossEncoder for the `nli` method."),

@@ -127,6 +127,42 @@ def test_a_missing_verifier_dir_is_named(embedder, tmp_path):
         score_pairs(["Einstein was born in 1879."], [[EINSTEIN]], "model", embedder, settings)
 
 
+def test_the_onnx_backend_gives_the_torch_probabilities_and_exports_once(model, tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setattr(verifier_model, "_loaded", {})  # this test's own loads
+    pairs = [("Einstein was born in Ulm.", EINSTEIN), ("Einstein was born in Bern in 1879.", EINSTEIN),
+             ("POLAR was presented at MobiCom 2021.", POLAR), ("Short claim here.", POLAR)]
+    onnx = verifier_model.TrainedVerifier("", "onnx", str(tmp_path)).load()
+    assert onnx.backend == "onnx" and onnx.model is None  # the session runs in the torch model's place
+    assert np.abs(onnx.predict(pairs) - model.predict(pairs)).max() < 1e-4
+    exported = list(tmp_path.glob("verifier-*.onnx"))
+    assert len(exported) == 1 and not list(tmp_path.glob("*.tmp"))
+    stamp = exported[0].stat().st_mtime_ns
+    monkeypatch.setattr(verifier_model, "_loaded", {})
+    again = verifier_model.load_verifier("", "onnx", str(tmp_path))  # read from the export, not made again
+    assert again is not onnx and exported[0].stat().st_mtime_ns == stamp
+    assert np.allclose(again.predict(pairs), onnx.predict(pairs), atol=1e-6)
+
+
+def test_without_onnx_runtime_the_torch_verifier_runs_with_a_warning(tmp_path, monkeypatch, caplog):
+    import sys
+
+    monkeypatch.setattr(verifier_model, "_loaded", {})
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` now fails
+    verifier = verifier_model.TrainedVerifier("", "onnx", str(tmp_path))
+    assert verifier.running() == ""
+    with caplog.at_level("WARNING"):
+        loaded = verifier.load()
+    assert loaded.backend == "torch" and loaded.model is not None and verifier.running() == "torch"
+    assert "verifier backend onnx unavailable" in caplog.text
+    assert loaded.predict([("Einstein was born in Ulm.", EINSTEIN)]).shape == (1, 3)
+
+
+def test_an_unknown_verifier_backend_is_named():
+    with pytest.raises(ValueError, match="'tensorrt'"):
+        verifier_model.TrainedVerifier("", "tensorrt")
+
+
 def test_training_refuses_the_holdout(tmp_path):
     with pytest.raises(ValueError, match="holdout"):
         train_verifier.train(tmp_path / "holdout", tmp_path / "out", time_budget_s=1)

@@ -7,7 +7,6 @@ All three read spaCy parses (cached by text) and plain strings; none does I/O or
 
 from __future__ import annotations
 
-import functools
 import re
 import threading
 from collections import OrderedDict
@@ -15,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from pipeline import names as namelib
 from pipeline.text import NEGATION_WORDS, NEGATIONS, SELF_NEGATING, stem, words
+from pipeline.verify.lemmas import lemmas
 
 # Predicates whose lemmas are opposites: one in the claim where the evidence has the other flips it.
 OPPOSITES = (
@@ -49,10 +49,9 @@ _GENERIC = frozenset(
 )
 
 
-# The spaCy components these checks never read: entities (over half of a parse's time) and, where
-# only lemmas are wanted, the dependency parse too (neither changes a tag or a lemma).
+# The spaCy component these checks never read: entities (over half of a parse's time; it changes no
+# tag, lemma or dependency).
 _UNREAD = ("ner",)
-_UNREAD_FOR_LEMMAS = ("parser", "ner")
 
 
 _PARSES = 1024  # parses kept (evidence sentences recur across claims and answers)
@@ -207,14 +206,6 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
         if kept and core:
             scopes.append((" ".join(w.text for w in kept), frozenset(core)))
     return scopes
-
-
-@functools.lru_cache(maxsize=2048)
-def lemmas(text: str) -> frozenset[str]:
-    """The lowercased lemmas of `text`'s words, from the tagger alone (cached: passages recur)."""
-    from pipeline.claims import load_nlp, mask_dots
-
-    return frozenset(t.lemma_.lower() for t in load_nlp()(mask_dots(text), disable=_UNREAD_FOR_LEMMAS))
 
 
 def _word(token) -> str:
