@@ -163,7 +163,6 @@ def available(path: str = "") -> bool:
 
 
 BACKENDS = ("onnx", "torch")
-ONNX_OPSET = 17
 # (claim, evidence) pairs an ONNX export must score as torch does before it is used
 _EXPORT_CHECK = (("Backups are kept for 30 days.", "Backups are kept for thirty days on the storage server."),
                  ("The client retries twice.", "The client never retries a failed request."),
@@ -245,7 +244,8 @@ def _read_onnx(path: str, cache_dir: Path) -> VerifierModel:
     if not available(str(folder)):
         raise ValueError(f"verifier_model {str(folder)!r} has no trained verifier (manifest.json + adapter files expected)")
     manifest = json.loads((folder / "manifest.json").read_text())
-    target = cache_dir / f"verifier-{_model_key(default_model_path(), MAX_LENGTH)}-{_model_key(str(folder), ONNX_OPSET)}.onnx"
+    # each key names a folder's files, the sequence length, the ONNX opset and the torch version
+    target = cache_dir / f"verifier-{_model_key(default_model_path(), MAX_LENGTH)}-{_model_key(str(folder), MAX_LENGTH)}.onnx"
     if not target.exists():
         _export(read_verifier(str(folder)), target)
     import torch
@@ -264,6 +264,8 @@ def _export(verifier: VerifierModel, target: Path) -> None:
     torch's on `_EXPORT_CHECK` (ValueError otherwise)."""
     import onnxruntime as ort
     import torch
+
+    from pipeline.embed import ONNX_OPSET
 
     target.parent.mkdir(parents=True, exist_ok=True)
     enc = encode(verifier.tokenizer, _EXPORT_CHECK[:2])
