@@ -87,6 +87,17 @@ def test_claim_without_evidence_is_unsupported(settings, embedder):
     assert verdict.label is Label.UNSUPPORTED and verdict.evidence is None and verdict.checked_against == ()
 
 
+def test_the_aligned_sentence_s_entities_are_read_only_for_a_name_the_evidence_lacks(settings, embedder):
+    from pipeline.verify import meaning
+
+    meaning.sentence_entities.cache_clear()
+    judge("POLAR was presented at MobiCom 2021 [1].", settings, embedder)  # every name is in the evidence
+    assert meaning.sentence_entities.cache_info().misses == 0
+    swapped = judge("POLAR was presented at MobiCom 2021 by researchers from Stanford University [1].", settings, embedder)
+    assert meaning.sentence_entities.cache_info().misses == 1  # "Stanford University": its rival is looked for
+    assert swapped.label is not Label.SUPPORTED and "Tsinghua University" in swapped.conflict
+
+
 def test_mismatched_lengths_name_the_counts(settings, embedder):
     claims = extract_claims("Einstein was born in Ulm in 1879.", settings.list("entity_types"))
     with pytest.raises(ValueError, match="1 claims but 0 evidence"):

@@ -308,10 +308,9 @@ def analyse(
             a.v = np.zeros_like(table[claim])
             a.features.update(cos_best=0.0, cos_second=0.0, cos_passage_mean=0.0)
         results.append(a)
-    aligned_docs = list(nlp.pipe(a.sentence for a in results))
     meaning.parse_all([*(_meaning_claim(a.claim) for a in results), *(s for a in results for s in _about(a))])
-    for i, (a, ev, ents, doc) in enumerate(zip(results, evidences, entities, aligned_docs, strict=True)):
-        _symbolic(a, ev, ents, doc)
+    for i, (a, ev, ents) in enumerate(zip(results, evidences, entities, strict=True)):
+        _symbolic(a, ev, ents)
         _meaning(a, ev, list(invented[i]) if invented else [], given)
     _keep_extras_that_matter(results, embedder)
     return results
@@ -365,7 +364,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
     a.extra = meaning.unstated_details(claim, passages, given) if a.cited else ""
 
 
-def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
+def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[str, str]]) -> None:
     """Fill `a.features` with the word, number, name, negation and direction checks against the evidence."""
     from pipeline.claims import strip_citations
 
@@ -374,7 +373,7 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
     passage_lower, passage_words, defined = passage.lower(), content_words(passage), acronyms(passage)
     _word_signals(a, claim, passage_lower, passage_words, defined)
     _number_signals(a, claim, passage)
-    _name_signals(a, claim, passage_lower, passage_words, defined, claim_ents, aligned_doc)
+    _name_signals(a, claim, passage_lower, passage_words, defined, claim_ents)
     claim_dir, ev_dir = direction(claim), direction(a.sentence)
     a.features.update(
         negation_mismatch=float(bool(a.sentence) and _negation_differs(claim, a.sentence, evidence)),
@@ -467,9 +466,9 @@ def _stated_near(a: Alignment, claim: str, value: numbers.Value) -> bool:
 
 
 def _name_signals(a: Alignment, claim: str, passage_lower: str, passage_words: set[str], defined: dict[str, str],
-                  claim_ents: Sequence[tuple[str, str]], aligned_doc) -> None:
+                  claim_ents: Sequence[tuple[str, str]]) -> None:
     """The claim's named entities: in the evidence, absent, or replaced by another name of their
-    kind in the aligned sentence (`a.conflict`, `a.unnamed`)."""
+    kind in the aligned sentence (`a.conflict`, `a.unnamed`; its entities are read only then)."""
     names = [(t, label) for t, label in claim_ents if label in NAME_LABELS]
     claim_lower, claim_words = claim.lower(), content_words(claim)
     e_matched = e_conflict = e_absent = 0
@@ -481,9 +480,9 @@ def _name_signals(a: Alignment, claim: str, passage_lower: str, passage_words: s
         group = _TYPE_GROUP.get(label, label)
         rival = next(
             (
-                e.text for e in aligned_doc.ents
-                if _TYPE_GROUP.get(e.label_, e.label_) == group and e.text.lower() not in claim_lower
-                and not name_present(e.text, claim_lower, claim_words, {})
+                e_text for e_text, e_label in meaning.sentence_entities(a.sentence)
+                if _TYPE_GROUP.get(e_label, e_label) == group and e_text.lower() not in claim_lower
+                and not name_present(e_text, claim_lower, claim_words, {})
             ),
             None,
         )
