@@ -234,7 +234,8 @@ def read_verifier(path: str = "") -> VerifierModel:
 
 def _read_onnx(path: str, cache_dir: Path) -> VerifierModel:
     """The verifier run by ONNX Runtime from its export in `cache_dir`; the export is made (and
-    checked against the torch model's logits) when missing. An existing export loads without torch's model."""
+    checked against the torch model's logits) when missing, and made again, once, when it does not
+    load (damaged on disk). An existing export loads without torch's model."""
     import onnxruntime as ort
     from transformers import AutoTokenizer
 
@@ -246,7 +247,8 @@ def _read_onnx(path: str, cache_dir: Path) -> VerifierModel:
     manifest = json.loads((folder / "manifest.json").read_text())
     # each key names a folder's files, the sequence length, the ONNX opset and the torch version
     target = cache_dir / f"verifier-{_model_key(default_model_path(), MAX_LENGTH)}-{_model_key(str(folder), MAX_LENGTH)}.onnx"
-    if not target.exists():
+    fresh = not target.exists()
+    if fresh:
         _export(read_verifier(str(folder)), target)
     import torch
 
@@ -254,7 +256,15 @@ def _read_onnx(path: str, cache_dir: Path) -> VerifierModel:
     options.intra_op_num_threads = torch.get_num_threads()  # the `threads` setting, applied by bot.app
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - an export damaged on disk is made again, once
+        if fresh:
+            raise
+        log.warning("the verifier's ONNX export %s does not load (%s); exporting it again", target, e)
+        target.unlink(missing_ok=True)
+        _export(read_verifier(str(folder)), target)
+        session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
     tokenizer = AutoTokenizer.from_pretrained(default_model_path(), local_files_only=True)
     return VerifierModel(tokenizer, None, float(manifest.get("temperature", 1.0)), manifest, session)
 

@@ -144,6 +144,21 @@ def test_the_onnx_backend_gives_the_torch_probabilities_and_exports_once(model, 
     assert np.allclose(again.predict(pairs), onnx.predict(pairs), atol=1e-6)
 
 
+def test_a_damaged_onnx_export_is_made_again(model, tmp_path, monkeypatch, caplog):
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setattr(verifier_model, "_loaded", {})
+    verifier_model.load_verifier("", "onnx", str(tmp_path))
+    (exported,) = tmp_path.glob("verifier-*.onnx")
+    exported.write_bytes(b"not a model")  # a disk fault, a copy cut short
+    monkeypatch.setattr(verifier_model, "_loaded", {})
+    with caplog.at_level("WARNING"):
+        again = verifier_model.load_verifier("", "onnx", str(tmp_path))
+    assert again.backend == "onnx" and "exporting it again" in caplog.text
+    assert exported.stat().st_size > 1_000_000
+    pair = [("Einstein was born in Ulm.", EINSTEIN)]
+    assert np.abs(again.predict(pair) - model.predict(pair)).max() < 1e-4
+
+
 def test_without_onnx_runtime_the_torch_verifier_runs_with_a_warning(tmp_path, monkeypatch, caplog):
     import sys
 
