@@ -156,8 +156,7 @@ class _OnnxEncoder:
 
     @classmethod
     def load(cls, model, name: str, cache_dir: Path) -> _OnnxEncoder:
-        import onnxruntime as ort
-        import torch
+        import onnxruntime  # noqa: F401 - missing, it fails here, before any export
 
         kinds = [type(m).__name__ for m in model]
         pooling = model[1].get_config_dict() if len(model) > 1 else {}
@@ -168,11 +167,7 @@ class _OnnxEncoder:
         path = cache_dir / f"{Path(name).name}-{_model_key(name, transformer.max_seq_length)}.onnx"
         if not path.exists():
             _export(transformer.auto_model, model.tokenizer, path)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = torch.get_num_threads()  # the `threads` setting, applied by bot.app
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        session = onnx_session(path)
         encoder = cls(session, model.tokenizer, transformer.max_seq_length, bool(getattr(transformer, "do_lower_case", False)))
         check = [*_EXPORT_CHECK, "Other shapes than the export's.", "One"]  # batches of 2: other lengths too
         expected = model.encode(check, normalize_embeddings=True, convert_to_numpy=True)
@@ -199,6 +194,19 @@ class _OnnxEncoder:
             out[rows] = pooled
         assert out is not None
         return out
+
+
+def onnx_session(path: Path):
+    """An ONNX Runtime session on the CPU for the model in `path`: as many threads as torch has (the
+    `threads` setting, applied by bot.app), one operator at a time, every graph optimisation."""
+    import onnxruntime as ort
+    import torch
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = torch.get_num_threads()
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 def _model_key(name: str, max_length: int) -> str:

@@ -224,47 +224,44 @@ def load_verifier(path: str = "", backend: str = "torch", cache_dir: str = "") -
 
 def read_verifier(path: str = "") -> VerifierModel:
     """The torch verifier in `path`, without the cache: the files as they are now (for training)."""
+    folder, manifest = _verifier_files(path)
+    tokenizer, model = _load_adapter(str(folder), trainable=False, seed=0)
+    return VerifierModel(tokenizer, model, float(manifest.get("temperature", 1.0)), manifest)
+
+
+def _verifier_files(path: str) -> tuple[Path, dict]:
+    """The folder of the verifier in `path` (empty: the shipped one) and its manifest; ValueError
+    naming a folder without a trained verifier."""
     folder = Path(path).expanduser() if path else VERIFIER_DIR
     if not available(str(folder)):
         raise ValueError(f"verifier_model {str(folder)!r} has no trained verifier (manifest.json + adapter files expected)")
-    manifest = json.loads((folder / "manifest.json").read_text())
-    tokenizer, model = _load_adapter(str(folder), trainable=False, seed=0)
-    return VerifierModel(tokenizer, model, float(manifest.get("temperature", 1.0)), manifest)
+    return folder, json.loads((folder / "manifest.json").read_text())
 
 
 def _read_onnx(path: str, cache_dir: Path) -> VerifierModel:
     """The verifier run by ONNX Runtime from its export in `cache_dir`; the export is made (and
     checked against the torch model's logits) when missing, and made again, once, when it does not
     load (damaged on disk). An existing export loads without torch's model."""
-    import onnxruntime as ort
+    import onnxruntime  # noqa: F401 - missing, it fails here, before any export
     from transformers import AutoTokenizer
 
-    from pipeline.embed import _model_key, default_model_path
+    from pipeline.embed import _model_key, default_model_path, onnx_session
 
-    folder = Path(path).expanduser() if path else VERIFIER_DIR
-    if not available(str(folder)):
-        raise ValueError(f"verifier_model {str(folder)!r} has no trained verifier (manifest.json + adapter files expected)")
-    manifest = json.loads((folder / "manifest.json").read_text())
+    folder, manifest = _verifier_files(path)
     # each key names a folder's files, the sequence length, the ONNX opset and the torch version
     target = cache_dir / f"verifier-{_model_key(default_model_path(), MAX_LENGTH)}-{_model_key(str(folder), MAX_LENGTH)}.onnx"
     fresh = not target.exists()
     if fresh:
         _export(read_verifier(str(folder)), target)
-    import torch
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = torch.get_num_threads()  # the `threads` setting, applied by bot.app
-    options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     try:
-        session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+        session = onnx_session(target)
     except Exception as e:  # noqa: BLE001 - an export damaged on disk is made again, once
         if fresh:
             raise
         log.warning("the verifier's ONNX export %s does not load (%s); exporting it again", target, e)
         target.unlink(missing_ok=True)
         _export(read_verifier(str(folder)), target)
-        session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+        session = onnx_session(target)
     tokenizer = AutoTokenizer.from_pretrained(default_model_path(), local_files_only=True)
     return VerifierModel(tokenizer, None, float(manifest.get("temperature", 1.0)), manifest, session)
 

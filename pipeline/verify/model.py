@@ -39,7 +39,7 @@ def distinct(candidates: Sequence[tuple[str, int, float]], n: int) -> list[tuple
     for text, ei, _ in candidates:
         ws = words(text)
         bare = f" {' '.join(ws)} "
-        if any(bare in s or (s in bare and len(ws) - n <= RESTATED_EXTRA_WORDS) for s, n in seen):
+        if any(bare in s or (s in bare and len(ws) - k <= RESTATED_EXTRA_WORDS) for s, k in seen):
             continue
         chosen.append((text, ei))
         seen.append((bare, len(ws)))
