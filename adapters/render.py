@@ -146,11 +146,40 @@ def to_text(answer: Answer) -> str:
 
 
 
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.M)
+FENCE_ROOM = 8  # what closing a code block at a cut and opening it again in the next piece adds
+
+
+def balance_fences(pieces: list[str]) -> list[str]:
+    """Pieces of one text, each a whole message: a code block cut between two pieces is closed at
+    the end of the first and opened again at the start of the next, so that no message leaves a
+    code block open (the rest of it, and everything after, would read as code). Adds at most
+    FENCE_ROOM characters to a piece."""
+    out, carried = [], ""
+    for n, piece in enumerate(pieces, start=1):
+        if carried:
+            piece = f"{carried}\n{piece}"
+        fence = ""
+        for m in _FENCE_LINE.finditer(piece):
+            mark = m.group(1)
+            fence = "" if fence and mark[0] == fence[0] and len(mark) >= len(fence) else fence or mark
+        out.append(f"{piece}\n{fence}" if fence and n < len(pieces) else piece)  # the text's own end stays as it is
+        carried = fence
+    return out
+
+
 def split_text(text: str, limit: int) -> list[str]:
     """Split `text` into pieces of at most `limit` characters, at paragraph or sentence boundaries
-    where possible, else at spaces, else hard. No piece is empty; joining loses only whitespace."""
+    where possible, else at spaces, else hard. No piece is empty; joining loses only whitespace
+    (and, where a cut falls inside a code block, the fences `balance_fences` adds)."""
     if limit < 1:
         raise ValueError(f"limit must be positive, got {limit}")
+    if _FENCE_LINE.search(text) and limit > 4 * FENCE_ROOM:
+        return balance_fences(_split_text(text, limit - FENCE_ROOM))
+    return _split_text(text, limit)
+
+
+def _split_text(text: str, limit: int) -> list[str]:
     pieces: list[str] = []
     rest = text.strip()
     while len(rest) > limit:

@@ -33,7 +33,7 @@ from slack_sdk.http_retry.jitter import Jitter
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.core import Core
-from adapters.render import answer_parts, summary_line, timings_line
+from adapters.render import FENCE_ROOM, answer_parts, balance_fences, summary_line, timings_line
 from pipeline.types import Answer, Question
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,7 @@ DEFAULT_API_URL = "https://slack.com/api/"
 SECTION_LIMIT = 3000  # characters in one section's text (Block Kit)
 BLOCK_LIMIT = 50  # blocks in one message (Block Kit)
 TEXT_LIMIT = 12000  # the plain-text fallback; Slack truncates at 40,000
+_FENCE_INFO = re.compile(r"^([ \t]*)(?:`{3,}|~{3,})[\w+#.-]*[ \t]*$", re.M)
 WORKING_REACTION = "eyes"
 USAGE = "Ask me about our documents: `/ask how long do we keep backups?`"
 MENTION_USAGE = "Ask me a question after the mention, e.g. `@ravbot how long do we keep backups?`"
@@ -84,9 +85,22 @@ def source_line(n: int, title: str, url: str, path: str) -> str:
 
 
 def split_escaped(text: str, limit: int) -> list[str]:
-    """Split escaped text into pieces of at most `limit` chars, never inside an `&amp;` entity."""
+    """Split escaped text into pieces of at most `limit` chars, never inside an `&amp;` entity; a
+    code block cut between pieces is closed and opened again (`render.balance_fences`)."""
     if limit < 16:
         raise ValueError(f"limit must be at least 16, got {limit}")
+    if "```" in text and limit > 4 * FENCE_ROOM:
+        return balance_fences(_split_escaped(text, limit - FENCE_ROOM))
+    return _split_escaped(text, limit)
+
+
+def bare_fences(text: str) -> str:
+    """Code fences as Slack writes them: "```" with no language ("```python" would show the word as
+    code) and never "~~~" (strikethrough in Slack)."""
+    return _FENCE_INFO.sub(r"\1```", text)
+
+
+def _split_escaped(text: str, limit: int) -> list[str]:
     pieces: list[str] = []
     rest = text.strip()
     while len(rest) > limit:
@@ -138,6 +152,7 @@ def render_answer(answer: Answer, error_id: str = "", show_timings: bool = False
     parts = answer_parts(answer, escape, link=slack_link, web_only=True, note="_Note: {}_", sources="*Sources*",
                          source_line=lambda s: source_line(s.id, s.title, s.url, s.path), body=apology)
 
+    parts[0] = bare_fences(parts[0])
     sections: list[dict[str, Any]] = []
     for part in parts:
         sections.extend(_sections(part))

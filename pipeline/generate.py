@@ -11,6 +11,7 @@ import numpy as np
 
 from pipeline.chunking import plain_text
 from pipeline.embed import Embedder
+from pipeline.examples import asks_how, best_example
 from pipeline.text import (
     ENDS_SENTENCE,
     MARK,
@@ -378,7 +379,8 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     its items, a sentence the next one when that one finishes its thought ("In this case, …");
     when the value is in the section's heading rather than its sentences (a release's version),
     the heading leads them. They are ordered by relevance, chunk by chunk, and by reading order
-    within a chunk."""
+    within a chunk. A how-to question's answer ends with the code block of the quoted documents'
+    chunks that best matches it (`pipeline.examples.best_example`)."""
     all_candidates = _candidates(hits, chunk_number)
     copies: dict[frozenset[str], _Candidate] = {}
     for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
@@ -453,6 +455,9 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
                 joint = " " if parts else ""
             parts.append(joint + text)
             in_item = unit.item
+    quoted = {source_of[h] for h in group_score}
+    if parts and asks_how(question) and (example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])):
+        parts.append("\n\n" + example)  # a how-to answer shows the call (pipeline.examples)
     return "".join(parts) if parts else IDK
 
 

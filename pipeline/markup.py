@@ -264,7 +264,7 @@ _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*
 _INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)|!\[[^\]\n]*\]\[[^\]\n]*\]")
 _LINK = re.compile(r"(?<!!)\[([^\]\n]+(?:\n[^\]\n]+)*)\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'][^\n]*?[\"'])?\s*\)")
-_REF_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\[([^\]\n]*)\]")
+_REF_LINK = re.compile(r"(?<!!)\[([^\]\n]+(?:\n[^\]\n]+)*)\]\[([^\]\n]*)\]")
 _REF_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:\s*<?(\S+?)>?(?:\s+[\"'(].*[\"')])?\s*$", re.M)
 _HTML_LINK = re.compile(r"<a\s[^>]*?href=[\"']([^\"']*)[\"'][^>]*>(.*?)</a\s*>", re.S | re.I)
 _HTML_CODE = re.compile(r"<code>(.*?)</code>", re.S | re.I)
@@ -322,10 +322,17 @@ def _strip_emphasis(text: str) -> str:
     return "".join(paragraphs)
 
 
-def render_prose(text: str, rel: str = "", site: Site | None = None) -> str:
+def reference_definitions(text: str) -> dict[str, str]:
+    """A page's reference-link definitions (`[label]: url`), label lower-cased → url."""
+    return {k.lower(): v for k, v in _REF_DEFINITION.findall(text)}
+
+
+def render_prose(text: str, rel: str = "", site: Site | None = None, refs: Mapping[str, str] | None = None) -> str:
     """Markdown prose (no code blocks) as a documentation site shows it: comments and template tags
     rendered to their text or dropped, tables as rows, links resolved against the page, inline HTML
-    as text, emphasis markers removed. Inline code spans are left exactly as they are."""
+    as text, emphasis markers removed. Inline code spans are left exactly as they are. `refs`: the
+    page's reference-link definitions (`reference_definitions`), which may sit in another block
+    than the links (the foot of the page, after a code block); this block's own are read too."""
     site = site or Site()
     spans: list[str] = []
 
@@ -347,10 +354,14 @@ def render_prose(text: str, rel: str = "", site: Site | None = None) -> str:
     text = re.sub(r"<br\s*/?>", " ", text, flags=re.I)
     text = _HTML_TAG.sub("", text)
     text = render_tables(text)
-    refs = {k.lower(): v for k, v in _REF_DEFINITION.findall(text)}
+    refs = {**(refs or {}), **reference_definitions(text)}
     text = _REF_DEFINITION.sub("", text)
-    text = _REF_LINK.sub(lambda m: f"[{m.group(1)}]({refs[(m.group(2) or m.group(1)).lower()]})"
-                         if (m.group(2) or m.group(1)).lower() in refs else m.group(1), text)
+
+    def ref_link(m: re.Match) -> str:
+        label = " ".join((m.group(2) or m.group(1)).split()).lower()
+        return f"[{m.group(1)}]({refs[label]})" if label in refs else m.group(1)
+
+    text = _REF_LINK.sub(ref_link, text)
     text = _IMAGE.sub("", text)
 
     def link(match: re.Match) -> str:
@@ -376,15 +387,16 @@ def render_markdown(text: str, rel: str = "", site: Site | None = None) -> str:
             kind = "html" if token.type == "html_block" else "code"
             for n in range(token.map[0], min(token.map[1], len(lines))):
                 kinds[n] = kind
+    refs = reference_definitions("\n".join(line for line, kind in zip(lines, kinds, strict=True) if kind == "prose"))
     out: list[str] = []
     start = 0
     for n in range(1, len(lines) + 1):
         if n == len(lines) or kinds[n] != kinds[start]:
             block = "\n".join(lines[start:n])
             if kinds[start] == "prose":
-                out.append(render_prose(block, rel, site))
+                out.append(render_prose(block, rel, site, refs))
             elif kinds[start] == "html":
-                html = render_prose(block, rel, site)
+                html = render_prose(block, rel, site, refs)
                 out.append("\n".join(x.strip() for x in html.split("\n") if x.strip()) + "\n")
             else:
                 out.append(block)

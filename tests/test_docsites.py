@@ -171,6 +171,18 @@ def test_front_matter_toml_and_unreadable_yaml():
     assert to_markdown("> **Only** approved tools.\n> > Nested quote.", "markdown")[0] == "Only approved tools.\nNested quote."
 
 
+
+def test_reference_links_resolve_from_anywhere_on_the_page():
+    page = ("Use the [OpenAPI\nspecification][openapi] or the [guide][].\n\n"
+            "```python\n[not]: a definition inside code\n```\n\n"
+            "See [nothing][missing].\n\n[openapi]: https://example.org/openapi\n[Guide]: guide.md \"Title\"\n")
+    text = to_markdown(page, "markdown", rel="docs/schemas.md")[0]
+    assert "Use the [OpenAPI specification](https://example.org/openapi) or" in text
+    assert "[guide](docs/guide.md)" in text
+    assert "See nothing." in text  # an undefined reference is its text
+    assert "[openapi]:" not in text and "[Guide]:" not in text
+    assert "[not]: a definition inside code" in text  # code blocks are untouched
+
 # --------------------------------------------------------------------------- extractive answers
 
 LEAVE = """# Leave

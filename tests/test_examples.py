@@ -1,0 +1,113 @@
+"""How-to answers end with the documents' own code example (pipeline.examples), and code is
+never a claim, a fragment or an open block in a posted message."""
+
+from __future__ import annotations
+
+from adapters.discord import MESSAGE_LIMIT
+from adapters.discord import render_answer as discord_render
+from adapters.render import balance_fences, split_text
+from adapters.slack import SECTION_LIMIT, bare_fences
+from adapters.slack import render_answer as slack_render
+from lab.check import extractive_flags
+from pipeline.chunking import chunk_document
+from pipeline.claims import extract_claims
+from pipeline.examples import MAX_EXAMPLE_LINES, asks_how, best_example, code_blocks, code_terms
+from pipeline.generate import generate_extractive, number_sources
+from pipeline.types import Answer, Chunk, Document, Hit
+
+TEMPLATES = """# Templates
+
+Starlette works with any template engine, and includes a Jinja2 configuration.
+
+```python
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.templating import Jinja2Templates
+
+templates = Jinja2Templates(directory='templates')
+
+async def homepage(request):
+    return templates.TemplateResponse(request, 'index.html')
+```
+
+## Testing template responses
+
+When using the test client, template responses include the template name and its context.
+
+```python
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+def test_homepage():
+    client = TestClient(app)
+    response = client.get("/")
+    assert response.template.name == 'index.html'
+```
+"""
+
+
+def _hit(text: str, rank: int = 0) -> Hit:
+    chunk = Chunk(id=f"c{rank}", doc_id="kb:doc", text=text, context_text=text, title="Doc", path="doc.md", position=rank)
+    return Hit(chunk=chunk, score=1.0 - rank / 10)
+
+
+def test_how_to_questions():
+    assert asks_how("How do I render a template?") and asks_how("how can we rotate keys")
+    assert asks_how("How to set a cookie?") and asks_how("How should I hash passwords?")
+    assert not asks_how("How many files are accepted?") and not asks_how("What does render do?")
+    assert not asks_how("How long do sessions last?")
+
+
+def test_code_blocks_are_whole_fenced_examples():
+    text = ('Intro.\n\n```python hl_lines="2"\nx = 1\ny = 2\n```\n\n  ~~~\n  $ pip install thing\n  ~~~\n\n'
+            '```\n    return value  # the middle of a longer block\n```\n\n```py\n' + "line\n" * (MAX_EXAMPLE_LINES + 1) + "```\n")
+    assert code_blocks(text) == ["```python\nx = 1\ny = 2\n```", "~~~\n$ pip install thing\n~~~"]
+    assert code_blocks("``` \nunclosed = True\n") == []
+    assert code_terms("register_url_convertor(FloatConvertor)") == {"regist", "url", "convertor", "float"}
+
+
+def test_best_example_is_the_block_holding_the_question_words_the_others_lack():
+    hits = [_hit(TEMPLATES)]
+    assert "TemplateResponse" in best_example("How do I render a page with Jinja2Templates?", hits)
+    assert "TestClient" in best_example("How do I test a template with the test client?", hits)
+    # "starlette" and "applications" are in every block: on their own they choose nothing
+    assert best_example("How do I start a Starlette application?", hits) == ""
+    assert best_example("How do I render a template?", [_hit("No code here.")]) == ""
+
+
+def test_a_how_to_answer_ends_with_the_example_and_other_answers_have_none(embedder):
+    doc = Document(id="kb:templates", source="kb", title="Templates", text=TEMPLATES, path="templates.md")
+    hits = [Hit(chunk=c, score=1.0 - i / 10) for i, c in enumerate(chunk_document(doc, size=800, overlap=0))]
+    numbers = number_sources(hits)[1]
+    how = generate_extractive("How do I render a Jinja2 template response?", hits, numbers, embedder)
+    prose, _, code = how.partition("\n\n```")
+    assert "[1]" in prose and code.startswith("python\n") and "templates.TemplateResponse(request, 'index.html')" in code
+    assert how.endswith("```") and how.count("```") == 2
+    what = generate_extractive("Which template engine does Starlette include?", hits, numbers, embedder)
+    assert "```" not in what and "Jinja2" in what
+
+
+def test_code_is_not_a_claim_and_not_prose_to_the_checks():
+    text = ("Render it with the templates object. [1]\n\n```python\nreturn templates.TemplateResponse(request, 'index.html')\n"
+            "{{ url_for('static', path='/css/style.css') }}\n```\n\nIt works in async endpoints too. [1]")
+    assert [c.text for c in extract_claims(text, ())] == ["Render it with the templates object.",
+                                                          "It works in async endpoints too."]
+    flags = extractive_flags(text)
+    assert not flags["fragment"] and not flags["template"]
+    assert extractive_flags("Use {{ site.url }} here. [1]")["template"]
+    assert extractive_flags("Render it with the templates object. [1] return TemplateResponse(request)")["fragment"]
+
+
+def test_posted_code_blocks_are_never_left_open():
+    code = "```python\n" + "\n".join(f"value_{i} = compute({i}, 'argument')" for i in range(150)) + "\n```"
+    text = "Call compute for each value [1].\n\n" + code + "\n\nThat is all [1]."
+    assert bare_fences("```python\nx\n~~~\n") == "```\nx\n```\n"
+    sections = [b["text"]["text"] for b in slack_render(Answer(question="q", text=text))[0] if b["type"] == "section"]
+    posts = [p.content for p in discord_render(Answer(question="q", text=text))]
+    for pieces, limit in ((sections, SECTION_LIMIT), (posts, MESSAGE_LIMIT)):
+        assert len(pieces) >= 2 and all(len(p) <= limit for p in pieces)
+        assert all(p.count("```") % 2 == 0 for p in pieces)  # each message closes what it opens
+    assert "```python" not in "".join(sections) and "```python" in posts[0]
+    assert [line for p in split_text(text, 1000) for line in p.split("\n") if line.startswith("value_")] == \
+        [line for line in code.split("\n") if line.startswith("value_")]  # nothing lost or doubled
+    assert balance_fences(["no code", "at all"]) == ["no code", "at all"]
