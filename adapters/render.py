@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pipeline.text import SENTENCE_BREAK
+from pipeline.text import FENCE, SENTENCE_BREAK, fence_after
 from pipeline.types import Answer, Label, Source, Verdict
 
 FLAGS = {Label.UNCERTAIN: "⚠️", Label.UNSUPPORTED: "❌", Label.CONTRADICTED: "❌"}
@@ -146,7 +146,6 @@ def to_text(answer: Answer) -> str:
 
 
 
-_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.M)
 FENCE_ROOM = 8  # what closing a code block at a cut and opening it again in the next piece adds
 
 
@@ -160,9 +159,8 @@ def balance_fences(pieces: list[str]) -> list[str]:
         if carried:
             piece = f"{carried}\n{piece}"
         fence = ""
-        for m in _FENCE_LINE.finditer(piece):
-            mark = m.group(1)
-            fence = "" if fence and mark[0] == fence[0] and len(mark) >= len(fence) else fence or mark
+        for m in FENCE.finditer(piece):
+            fence = fence_after(fence, m.group(1))
         out.append(f"{piece}\n{fence}" if fence and n < len(pieces) else piece)  # the text's own end stays as it is
         carried = fence
     return out
@@ -174,7 +172,7 @@ def split_text(text: str, limit: int) -> list[str]:
     (and, where a cut falls inside a code block, the fences `balance_fences` adds)."""
     if limit < 1:
         raise ValueError(f"limit must be positive, got {limit}")
-    if _FENCE_LINE.search(text) and limit > 4 * FENCE_ROOM:
+    if FENCE.search(text) and limit > 4 * FENCE_ROOM:
         return balance_fences(_split_text(text, limit - FENCE_ROOM))
     return _split_text(text, limit)
 

