@@ -25,7 +25,7 @@ from bot.feedback import FeedbackStore
 from bot.scheduler import Reindexer, progress_line
 from config.settings import PROJECT_ROOT, SETTINGS, Settings
 from pipeline.answer import AnswerOptions, Parts, answer_question, clean_question, question_problem
-from pipeline.embed import Embedder, load_embedder
+from pipeline.embed import Embedder, load_embedder, same_vectors
 from pipeline.index import index_source
 from pipeline.llm import LLM, OpenAIChat
 from pipeline.retrieve import RetrieveOptions
@@ -157,7 +157,7 @@ def build_sentence_vectors(settings: Settings, embedder: Embedder) -> SentenceVe
     """The data dir's sentence-vector file for this embedder (None when the setting is 0)."""
     if not settings.sentence_vectors:
         return None
-    model = f"{Path(embedder.name).name}|{getattr(embedder, 'backend', '') or settings.embed_backend}"
+    model = f"{Path(embedder.name).name}|{same_vectors(getattr(embedder, 'backend', '') or settings.embed_backend)}"
     return SentenceVectors(settings.data_path / "sentences.sqlite", model, settings.sentence_vectors)
 
 

@@ -32,13 +32,15 @@ from pipeline.types import Claim, Document, Evidence, Label, Verdict, content_ha
 def corpus_store(corpus_path: str | Path, embedder, settings, *, progress: Callable[[int, int], None] | None = None):
     """An EmbeddedStore holding `corpus_path`, cached under `<data dir>/eval/` so that a second run
     embeds nothing. Returns (store, source name, {document id: corpus id})."""
+    from pipeline.embed import same_vectors
     from pipeline.index import index_documents
     from pipeline.store import EmbeddedStore
 
     path = Path(corpus_path).resolve()
     stat = path.stat()
+    vectors = same_vectors(getattr(embedder, "backend", "") or "torch")  # an int8 index is not torch's
     key = content_hash(f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{settings.chunk_size}|"
-                       f"{settings.chunk_overlap}|{getattr(embedder, 'name', '')}")
+                       f"{settings.chunk_overlap}|{getattr(embedder, 'name', '')}|{vectors}")
     source = f"eval-{path.stem}"
     docs = corpus_documents(load_corpus(path), source)
     store = EmbeddedStore(settings.data_path / "eval" / f"{path.stem}-{key}.db")

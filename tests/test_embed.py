@@ -1,4 +1,4 @@
-"""Embedding backends (torch, torch-int8, onnx), the fallback to torch, and one encode at a time."""
+"""Embedding backends (auto, torch, torch-bf16, torch-int8, onnx), the fallback to torch, and one encode at a time."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pipeline.embed
-from pipeline.embed import Embedder, load_embedder
+from pipeline.embed import Embedder, load_embedder, same_vectors
 
 TEXTS = [
     "Salaries are paid on the last working day of each month.",
@@ -68,8 +68,32 @@ def test_two_embedders_never_encode_at_the_same_time():
 
 
 @pytest.fixture(scope="module")
-def torch_vectors(embedder):
-    return embedder.encode(TEXTS)
+def torch_vectors():
+    """The vectors of the model as shipped, in float32 (the default `auto` may run bfloat16 here)."""
+    return load_embedder("", "torch").encode(TEXTS)
+
+
+def test_bf16_gives_torch_vectors_to_rounding(torch_vectors):
+    e = Embedder("", "torch-bf16")
+    got = e.encode(TEXTS)
+    assert e.backend_used == "torch-bf16"
+    assert got.dtype == np.float32 and got.shape == torch_vectors.shape
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    assert np.min(np.sum(got * torch_vectors, axis=1)) > 0.9999
+
+
+@pytest.mark.parametrize(("native", "runs"), [(True, "torch-bf16"), (False, "torch")])
+def test_auto_runs_bf16_only_where_the_cpu_multiplies_it_natively(monkeypatch, torch_vectors, native, runs):
+    monkeypatch.setattr(pipeline.embed, "bf16_native", lambda: native)
+    e = Embedder("", "auto")
+    got = e.encode(TEXTS[:2])
+    assert e.backend_used == runs
+    assert np.min(np.sum(got * torch_vectors[:2], axis=1)) > 0.9999
+
+
+def test_bf16_and_auto_file_their_vectors_as_torch_and_int8_apart():
+    assert same_vectors("auto") == same_vectors("torch-bf16") == same_vectors("torch") == "torch"
+    assert same_vectors("torch-int8") == "torch-int8" and same_vectors("onnx") == "onnx"
 
 
 def test_onnx_is_exported_once_and_gives_the_torch_vectors(tmp_path, torch_vectors, monkeypatch):
@@ -99,7 +123,7 @@ def test_int8_vectors_stay_close_to_torch_and_rank_alike(torch_vectors):
     assert np.min(np.sum(got * torch_vectors, axis=1)) > 0.95
     query = "How many days of holiday do I get?"
     ranked = [np.argsort(-(vectors @ model.encode([query])[0])) for vectors, model in
-              ((torch_vectors, load_embedder("")), (got, e))]
+              ((torch_vectors, load_embedder("", "torch")), (got, e))]
     assert ranked[0][0] == ranked[1][0] == 1
 
 
@@ -114,7 +138,8 @@ def test_a_backend_that_cannot_load_falls_back_to_torch_with_a_warning(tmp_path,
 
 
 def test_load_embedder_shares_one_torch_embedder_whatever_the_cache_dir(tmp_path):
-    assert load_embedder("", "torch", str(tmp_path)) is load_embedder("")
+    assert load_embedder("", "torch", str(tmp_path)) is load_embedder("", "torch")
+    assert load_embedder("", "auto", str(tmp_path)) is load_embedder("")
     assert load_embedder("", "onnx", str(tmp_path)) is not load_embedder("", "onnx", str(tmp_path / "other"))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
@@ -306,6 +307,21 @@ def test_run_retrieval_and_cached_corpus_index(tiny_scifact, embedder, settings)
     store, _, _ = runners.corpus_store(tiny_scifact / "corpus.jsonl", embedder, settings)
     assert store.counts()["documents"] == 20 and embedder.texts_encoded == before
     store.close()
+
+
+def test_the_cached_corpus_index_is_kept_per_vector_space(tiny_scifact, settings):
+    """An int8 embedder's index is not torch's; bfloat16 gives torch's vectors (to rounding) and shares it."""
+    from types import SimpleNamespace
+
+    def files(backend):
+        fake = SimpleNamespace(name="m", backend=backend, texts_encoded=0, encode=lambda texts, **_: np.ones((len(texts), 4), np.float32))
+        store, _, _ = runners.corpus_store(tiny_scifact / "corpus.jsonl", fake, settings)
+        store.close()
+        return {p.name for p in (settings.data_path / "eval").glob("*.db")}
+
+    torch_files = files("torch")
+    assert files("torch-bf16") == files("auto") == torch_files
+    assert len(files("torch-int8") - torch_files) == 1
 
 
 def test_run_verify_with_real_verifiers(shared_data, embedder, settings):

@@ -173,6 +173,29 @@ def test_without_onnx_runtime_the_torch_verifier_runs_with_a_warning(tmp_path, m
     assert loaded.predict([("Einstein was born in Ulm.", EINSTEIN)]).shape == (1, 3)
 
 
+def test_the_bf16_backend_gives_the_torch_probabilities_to_rounding(model, monkeypatch):
+    monkeypatch.setattr(verifier_model, "_loaded", {})
+    pairs = [("Einstein was born in Ulm.", EINSTEIN), ("Einstein was born in Bern in 1879.", EINSTEIN),
+             ("POLAR was presented at MobiCom 2021.", POLAR)]
+    bf16 = verifier_model.TrainedVerifier("", "torch-bf16").load()
+    assert bf16.backend == "torch-bf16" and bf16.bf16
+    got, want = bf16.predict(pairs), model.predict(pairs)
+    assert got.dtype == np.float32 and np.abs(got - want).max() < 0.02
+    assert (got.argmax(axis=1) == want.argmax(axis=1)).all()
+
+
+@pytest.mark.parametrize(("native", "runs"), [(True, "torch-bf16"), (False, "onnx")])
+def test_auto_runs_bf16_only_where_the_cpu_multiplies_it_natively(tmp_path, monkeypatch, native, runs):
+    if runs == "onnx":
+        pytest.importorskip("onnxruntime")
+    import pipeline.embed
+
+    monkeypatch.setattr(verifier_model, "_loaded", {})
+    monkeypatch.setattr(pipeline.embed, "bf16_native", lambda: native)
+    verifier = verifier_model.TrainedVerifier("", "auto", str(tmp_path))
+    assert verifier.load().backend == runs and verifier.running() == runs
+
+
 def test_an_unknown_verifier_backend_is_named():
     with pytest.raises(ValueError, match="'tensorrt'"):
         verifier_model.TrainedVerifier("", "tensorrt")
