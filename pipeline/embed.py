@@ -47,7 +47,7 @@ class Embedder:
     export that fails or does not reproduce the torch vectors) falls back to torch with a warning;
     `backend_used` says what runs."""
 
-    def __init__(self, model_name_or_path: str = "", backend: str = "auto", cache_dir: str | Path | None = None,
+    def __init__(self, model_name_or_path: str = "", backend: str = "torch", cache_dir: str | Path | None = None,
                  sentence_cache: int = 0):
         if backend not in BACKENDS:
             raise ValueError(f"unknown embedding backend {backend!r}; expected one of {', '.join(BACKENDS)}")
@@ -71,14 +71,14 @@ class Embedder:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                onednn_cache()
+                backend = self.backend
+                if backend == "auto":
+                    backend = "torch-bf16" if bf16_native() else "torch"
+                onednn_cache(backend == "torch-bf16")
                 from sentence_transformers import SentenceTransformer
 
                 model = SentenceTransformer(self.name, device="cpu")
                 self.backend_used = "torch"
-                backend = self.backend
-                if backend == "auto":
-                    backend = "torch-bf16" if bf16_native() else "torch"
                 if backend == "torch-bf16":
                     self.backend_used = backend  # a precision of the same model: nothing to load or fail
                 elif backend != "torch":
@@ -141,24 +141,24 @@ class Embedder:
 
 
 # oneDNN keeps a primitive (a compiled kernel) for each input shape it has seen, 1,024 by default:
-# texts of many lengths (an index of sentences) grew the process by ~500 MB on one machine. With
-# none kept, float32 ran as fast (28-31 texts/s either way) but bfloat16 on AMX compiles a kernel
-# per call: 92 texts/s against 174 with 64 kept (2 threads, 300 SciFact abstracts and their 2,560
-# sentences; peak RSS 796 and 809 MB). 64 keeps the speed and bounds the memory.
-ONEDNN_CACHE = "64"
+# texts of many lengths (an index of sentences) grew the process by ~500 MB on one machine, and
+# float32 ran as fast with none kept (28-31 texts/s either way). bfloat16 on AMX, with none kept,
+# compiles a kernel per call: 92 texts/s against 174 with 64 kept (2 threads, 300 SciFact
+# abstracts and their 2,560 sentences; peak RSS 796 and 809 MB).
+ONEDNN_CACHE = {False: "0", True: "64"}
 
 
-def onednn_cache() -> None:
-    """Bound oneDNN's primitive cache (ONEDNN_CACHE) unless the environment sets it: read when oneDNN
-    first runs, so called before a model loads."""
-    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
+def onednn_cache(bf16: bool) -> None:
+    """Size oneDNN's primitive cache for the precision that runs (ONEDNN_CACHE) unless the
+    environment sets it: read when oneDNN first runs, so called before a model loads."""
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE[bf16])
 
 
 def bf16_native() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (Intel AMX). There, all-MiniLM-L6-v2
-    under bfloat16 autocast embedded 2.8x faster than float32 (2 threads, SciFact abstracts: 50.8
-    against 17.9 texts/s) with vectors at cosine 0.99997 or more of float32's. Elsewhere bfloat16 is
-    emulated and slower, so `auto` keeps float32."""
+    under bfloat16 autocast embedded 2.0-2.9x faster than float32 (`benchmarks/bench.py`, 2 threads)
+    with vectors at cosine 0.99997 or more of float32's, for about 650 MB more peak memory.
+    Elsewhere bfloat16 is emulated and slower, so `auto` keeps float32."""
     import torch
 
     probe = getattr(torch.cpu, "_is_amx_tile_supported", None)
@@ -301,7 +301,7 @@ def _export(auto_model, tokenizer, path: Path) -> None:
     log.info("exported the embedding model to %s", path)
 
 
-def load_embedder(model_name_or_path: str = "", backend: str = "auto", cache_dir: str = "",
+def load_embedder(model_name_or_path: str = "", backend: str = "torch", cache_dir: str = "",
                   sentence_cache: int = 0) -> Embedder:
     """The process-wide embedder for a model and backend (loaded lazily on first `encode`);
     `cache_dir` holds the ONNX export (the other backends share one embedder whatever it is);

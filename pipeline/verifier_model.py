@@ -241,7 +241,7 @@ def read_verifier(path: str = "", bf16: bool = False) -> VerifierModel:
     `bf16`: its matrix products in bfloat16."""
     from pipeline.embed import onednn_cache
 
-    onednn_cache()
+    onednn_cache(bf16)
     folder, manifest = _verifier_files(path)
     tokenizer, model = _load_adapter(str(folder), trainable=False, seed=0)
     return VerifierModel(tokenizer, model, float(manifest.get("temperature", 1.0)), manifest, bf16=bf16)

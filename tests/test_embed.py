@@ -69,7 +69,7 @@ def test_two_embedders_never_encode_at_the_same_time():
 
 @pytest.fixture(scope="module")
 def torch_vectors():
-    """The vectors of the model as shipped, in float32 (the default `auto` may run bfloat16 here)."""
+    """The vectors of the model as shipped, in float32."""
     return load_embedder("", "torch").encode(TEXTS)
 
 
@@ -139,7 +139,7 @@ def test_a_backend_that_cannot_load_falls_back_to_torch_with_a_warning(tmp_path,
 
 def test_load_embedder_shares_one_torch_embedder_whatever_the_cache_dir(tmp_path):
     assert load_embedder("", "torch", str(tmp_path)) is load_embedder("", "torch")
-    assert load_embedder("", "auto", str(tmp_path)) is load_embedder("")
+    assert load_embedder("", "auto", str(tmp_path)) is load_embedder("", "auto")
     assert load_embedder("", "onnx", str(tmp_path)) is not load_embedder("", "onnx", str(tmp_path / "other"))
 
 
