@@ -108,7 +108,7 @@ class Embedder:
             if self._onnx is not None:
                 vectors = self._onnx.encode(list(texts), batch_size)
             else:
-                with _precision(self.backend_used):
+                with bf16_autocast(self.backend_used == "torch-bf16"):
                     vectors = model.encode(
                         list(texts),
                         batch_size=batch_size,
@@ -168,9 +168,9 @@ def bf16_native() -> bool:
         return False
 
 
-def _precision(backend: str):
-    """The context an encode runs in: bfloat16 autocast for `torch-bf16`, else nothing."""
-    if backend != "torch-bf16":
+def bf16_autocast(on: bool):
+    """The context a torch model runs in: bfloat16 autocast when `on` (`torch-bf16`), else nothing."""
+    if not on:
         return contextlib.nullcontext()
     import torch
 

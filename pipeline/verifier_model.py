@@ -11,7 +11,6 @@ order of `LABELS`: [supports, refutes, not enough info]. Training lives in `lab.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -144,8 +143,9 @@ class VerifierModel:
             return out
         import torch
 
-        precision = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
-        with self._lock, torch.inference_mode(), precision:
+        from pipeline.embed import bf16_autocast
+
+        with self._lock, torch.inference_mode(), bf16_autocast(self.bf16):
             for start in range(0, len(order), batch_size):
                 idx = order[start:start + batch_size]
                 batch = safe_encode(self.tokenizer, [pairs[i] for i in idx])
