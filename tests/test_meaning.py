@@ -96,6 +96,35 @@ def test_flipped_reads_negation_and_opposites_in_context(claim, evidence, flip):
     assert (found == "") == (flip == "") and flip in found, found
 
 
+@pytest.mark.parametrize(("claim", "evidence", "flip"), [
+    # a lexicon pair: keeping what was advanced is the opposite of giving it back
+    ("If the trip costs less than the advance, you must return the rest.",
+     "If the trip costs less than the advance, you can keep the rest.", "you can keep the rest"),
+    # a negating prefix on an adjective
+    ("Tokens in the query string are valid for signing in.",
+     "Tokens in the query string are invalid for signing in.", "invalid"),
+    ("Tokens in the query string are valid for signing in.",
+     "Tokens in the query string are valid for signing in.", ""),
+    # raising an error is how a call fails
+    ("A second read of the body works.", "A second read of the body raises a RuntimeError.", "raises a RuntimeError"),
+    ("A second read of the body raises an exception.", "A second read of the body raises a RuntimeError.", ""),
+    # a keyword of code is no predicate: "return" here is Python's, not "give back"
+    ("The option keeps the route out of the schema.", "return schemas.Response(route=route) schema = [", ""),
+])
+def test_flipped_reads_opposites_from_the_lexicon_prefixes_and_errors(claim, evidence, flip):
+    found = meaning.flipped(claim, [evidence])
+    assert (found == "") == (flip == "") and flip in found, found
+
+
+@pytest.mark.parametrize(("a", "b", "pos", "opposite"), [
+    ("safe", "unsafe", "ADJ", True), ("valid", "invalid", "ADJ", True), ("blocking", "non-blocking", "ADJ", True),
+    ("lock", "unlock", "VERB", True), ("form", "inform", "VERB", False), ("do", "undo", "VERB", False),
+    ("keep", "return", "VERB", True), ("keep", "store", "VERB", False),
+])
+def test_opposed_lemmas(a, b, pos, opposite):
+    assert meaning.opposed(a, b, pos) is opposite
+
+
 def test_only_a_cited_claim_is_held_to_its_sources_wording(embedder):
     claim = "Paid leave requests go to your supervisor, who approves them within two business days."
     evidence = [["Paid leave requests go to your supervisor for approval."]]

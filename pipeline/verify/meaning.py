@@ -27,7 +27,16 @@ OPPOSITES = (
     ("always", "never"), ("keep", "forfeit"), ("paid", "forfeit"), ("valid", "invalid"), ("available", "unavailable"),
     ("encrypted", "unencrypted"), ("secure", "insecure"), ("automatic", "manual"), ("automatically", "manually"),
     ("succeed", "fail"), ("approve", "reject"), ("approve", "deny"), ("grant", "deny"), ("wrap", "unwrap"),
+    ("work", "fail"), ("keep", "return"), ("keep", "discard"), ("retain", "discard"), ("store", "discard"),
+    ("show", "hide"), ("visible", "hidden"), ("open", "close"), ("start", "stop"), ("add", "remove"),
+    ("include", "omit"), ("inclusive", "exclusive"), ("local", "remote"), ("internal", "external"),
+    ("minimum", "maximum"), ("present", "absent"), ("same", "different"), ("connect", "disconnect"),
 )
+# Predicates a negating prefix turns into their opposite when the rest is the other word: "unsafe" /
+# "safe", "invalid" / "valid", "non-blocking" / "blocking", "unlock" / "lock" (adjectives; verbs with "un").
+_ADJ_PREFIXES = ("un", "in", "im", "il", "ir", "non-", "non")
+# "raises an error" is how documentation says a call fails.
+_FAILURES = frozenset({"error", "exception"})
 # Verbs that negate what they govern: "prohibits agencies from accepting" ≈ "agencies may not accept".
 _NEGATING_HEADS = frozenset("prohibit forbid prevent stop avoid refuse fail deny block disallow lack".split())
 _OPPOSITE: dict[str, set[str]] = {}
@@ -279,9 +288,33 @@ def _quoted(token) -> bool:
     return sum(before.count(q) for q in ('"', "“", "”")) % 2 == 1
 
 
+_CALL_AFTER = re.compile(r"\s*(?:[\w.]+\(|=)")
+
+
+def _code(token) -> bool:
+    """Whether `token` is a keyword of code, not a word of prose: a call or an assignment follows it
+    ("return schemas.OpenAPIResponse(request=request)")."""
+    return bool(_CALL_AFTER.match(token.doc.text, token.idx + len(token.text)))
+
+
 def _lemma(token) -> str:
+    """A predicate's comparable lemma: its own word where the lexicon lists it ("enabled"), "fail"
+    for raising an error ("calls to .body() raise an error" / "calls to .body() work")."""
     lemma = token.lemma_.lower()
+    if lemma in ("raise", "throw") and any(c.dep_ == "dobj" and (c.lemma_.lower() in _FAILURES or
+                                                                c.text.endswith(("Error", "Exception")))
+                                           for c in token.children):
+        return "fail"
     return token.lower_ if token.lower_ in _OPPOSITE else lemma
+
+
+def opposed(a: str, b: str, pos: str = "ADJ") -> bool:
+    """Whether two predicate lemmas are opposites: listed in OPPOSITES, or one is the other with a
+    negating prefix (any of _ADJ_PREFIXES for adjectives, "un" for verbs) on a stem of 4+ letters."""
+    if b in _OPPOSITE.get(a, ()):
+        return True
+    prefixes = _ADJ_PREFIXES if pos == "ADJ" else ("un",)
+    return any(len(y) - len(p) >= 4 and y == p + x for x, y in ((a, b), (b, a)) for p in prefixes)
 
 
 def _predicates(doc) -> list:
@@ -327,12 +360,12 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
                 e_lemma = _lemma(e)
                 if e_lemma == lemma:
                     flips = _negated(e) != negated
-                elif e_lemma in _OPPOSITE.get(lemma, ()):
+                elif opposed(lemma, e_lemma, t.pos_ if t.pos_ == e.pos_ else ""):
                     flips = _negated(e) == negated
                 else:
                     continue
-                if _quoted(e) or not _same_arguments(t, e, arguments, _arguments(e)):
-                    continue  # a name in quotes, or the same verb about something else
+                if _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
+                    continue  # a name in quotes, a keyword of code, or the same verb about something else
                 if not _same_subject(t, e, arguments, _arguments(e)):
                     continue  # another subject's predicate ("award leave" / "annual leave")
                 if flips:
