@@ -16,6 +16,7 @@ from pipeline.text import (
     ENDS_SENTENCE,
     MARK,
     cited_numbers,
+    code_spans,
     marked_numbers,
     split_sentences,
 )
@@ -466,11 +467,15 @@ def check_citations(text: str, provided: set[int]) -> tuple[str, list[int]]:
 
     Nothing else changes: a marker citing only provided ids is kept as written, one citing some
     is rewritten with those ids only, and one citing none is removed with the spaces before it
-    (or, at the start of a line, after it)."""
+    (or, at the start of a line, after it). Brackets in code are code, never markers: `items[0]`,
+    a regex's `[0-9]`."""
     invented: list[int] = []
     out: list[str] = []
     pos = 0
+    code = code_spans(text)
     for match in MARK.finditer(text):
+        if any(a <= match.start() < b for a, b in code):
+            continue
         ids = marked_numbers(match.group(0))
         valid = [i for i in ids if i in provided]
         if len(valid) == len(ids):
@@ -495,4 +500,7 @@ def check_citations(text: str, provided: set[int]) -> tuple[str, list[int]]:
 
 
 def cited_ids(text: str) -> set[int]:
-    return set(cited_numbers(text))
+    """The ids that `text`'s markers cite, outside code."""
+    spans = code_spans(text)
+    return set(cited_numbers("".join(text[a:b] for a, b in zip([0, *(e for _, e in spans)],
+                                                               [*(s for s, _ in spans), len(text)], strict=True))))

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
+from pipeline.text import INLINE_CODE
+
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
            ".rst": "rst", ".html": "html", ".htm": "html"}
 
@@ -261,7 +263,6 @@ _URL_FILTER = re.compile(r"\{\{-?\s*[\"']([^\"']+)[\"']\s*\|\s*(?:relative_url|a
 _NOT_BLANK = r"(?:(?!\n[ \t]*\n).)*?"  # anything within one paragraph
 _TEMPLATE = re.compile(rf"\{{%{_NOT_BLANK}%\}}|\{{\{{[<%]{_NOT_BLANK}[>%]\}}\}}|\{{\{{{_NOT_BLANK}\}}\}}", re.S)
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)|!\[[^\]\n]*\]\[[^\]\n]*\]")
 _LINK = re.compile(r"(?<!!)\[([^\]\n]+(?:\n[^\]\n]+)*)\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'][^\n]*?[\"'])?\s*\)")
 _REF_LINK = re.compile(r"(?<!!)\[([^\]\n]+(?:\n[^\]\n]+)*)\]\[([^\]\n]*)\]")
@@ -340,7 +341,7 @@ def render_prose(text: str, rel: str = "", site: Site | None = None, refs: Mappi
         spans.append(code)
         return f"\ue000{len(spans) - 1}\ue001"
 
-    text = _INLINE_CODE.sub(lambda m: stash(m.group(0)), text)
+    text = INLINE_CODE.sub(lambda m: stash(m.group(0)), text)
     for _ in range(3):  # blockquote markers, nested ones too: the quoted text reads as prose
         text = re.sub(r"^([ \t]{0,3})>[ \t]?", r"\1", text, flags=re.M)
     text = _COMMENTS.sub("", text)

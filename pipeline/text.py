@@ -239,6 +239,31 @@ def fence_after(fence: str, mark: str) -> str:
     return mark
 
 
+INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")  # a code span on one line: `x`, ``a`b``
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds code: each fenced block (fence lines included; an unclosed one runs to the
+    end) and each inline code span outside them, as (start, end) offsets in order."""
+    spans: list[tuple[int, int]] = []
+    fence, opened, pos = "", 0, 0
+    for line in text.splitlines(keepends=True):
+        mark = FENCE.match(line)
+        if mark:
+            after = fence_after(fence, mark.group(1))
+            if not fence and after:
+                opened = pos
+            elif fence and not after:
+                spans.append((opened, pos + len(line)))
+            fence = after
+        elif not fence:
+            spans.extend((pos + m.start(), pos + m.end()) for m in INLINE_CODE.finditer(line))
+        pos += len(line)
+    if fence:
+        spans.append((opened, len(text)))
+    return sorted(spans)
+
+
 # --- citations
 
 _MARK = r"\[(?:\s*(?:\d+|[A-Za-z]?\d+|source[- ]?\d+)\s*(?:[,;–-]\s*)?)+\]"

@@ -18,6 +18,7 @@ from pipeline.embed import Embedder
 from pipeline.generate import (
     answer_types,
     check_citations,
+    cited_ids,
     generate_extractive,
     has_value,
     number_sources,
@@ -258,6 +259,15 @@ def test_check_citations_removes_invented_markers_and_changes_nothing_else():
     assert invented == [9, 7, 8, 9]
     assert check_citations(text.replace("[9]", "").replace("[7] ", "").replace("[8]", "").replace("2,9", "2"), {1, 2})[0] == \
         text.replace("[9]", "").replace("[7] ", "").replace("[8]", "").replace("2,9", "2")
+
+
+def test_check_citations_leaves_code_alone():
+    text = ('Match dates with `[0-9]{4}` or read `hosts[0]` [1] [9].\n\n```python\n'
+            'regex = "[0-9]{4}-[0-9]{2}"\nfirst = hosts[0]  # [3]\n```\nAfter the block [3].\n```\nunclosed [4]')
+    cleaned, invented = check_citations(text, {1})
+    assert cleaned == text.replace(" [9]", "").replace("block [3]", "block")
+    assert invented == [9, 3]
+    assert cited_ids(text) == {1, 9, 3}
 
 
 # --------------------------------------------------------------------------- links and timings per platform

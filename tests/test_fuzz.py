@@ -116,7 +116,7 @@ def test_clean_question_strips_controls_and_problems_are_messages(text: str):
 # --- the citation check ---------------------------------------------------------------------------
 
 @FAST
-@given(st.lists(st.sampled_from(["Fact", " ", "[1]", "[2]", "[3]", "[1, 2]", "[2,9]", "[42]", "[0]", ".", "[", "]"]),
+@given(st.lists(st.sampled_from(["Fact", " ", "[1]", "[2]", "[3]", "[1, 2]", "[2,9]", "[42]", "[0]", ".", "[", "]", "`", "\n```\n"]),
                 max_size=60).map("".join),
        st.sets(st.integers(1, 3)))
 def test_check_citations_keeps_only_provided_ids(text: str, provided: set[int]):

@@ -172,3 +172,11 @@ def test_the_copy_rule_sees_a_copy(tmp_path):
 def test_negations():
     assert all(text.is_negation(w) for w in ("not", "never", "nothing", "nobody", "without", "don't", "can't"))
     assert not any(text.is_negation(w) for w in ("note", "know", "nowhere", "unless", "only"))
+
+
+def test_code_spans_are_fenced_blocks_and_inline_code():
+    from pipeline.text import code_spans
+
+    text = "Use `a[0]` here.\n```py\nx = [1]\n```\nthen ``b`c`` and `d`\n~~~\nopen"
+    assert [text[a:b] for a, b in code_spans(text)] == [
+        "`a[0]`", "```py\nx = [1]\n```\n", "``b`c``", "`d`", "~~~\nopen"]
