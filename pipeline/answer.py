@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pipeline.citations import check_citations
 from pipeline.claims import extract_claims
 from pipeline.correct import correction_request, drop_claims, needs_correction
 from pipeline.embed import Embedder
 from pipeline.evidence import hit_to_evidence, kb_evidence_batch
 from pipeline.generate import (
     SYSTEM_PROMPT,
-    check_citations,
     generate_extractive,
     generate_llm,
     number_sources,

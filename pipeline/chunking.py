@@ -11,13 +11,12 @@ import re
 
 from markdown_it import MarkdownIt
 
-from pipeline.text import split_sentences
+from pipeline.text import MD_LINK, split_sentences
 from pipeline.types import Chunk, Document, content_hash
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _CODE_START = re.compile(r"^(?:\s*(?:`{3,}|~{3,})|    |\t)")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)\)")
 
 
 def sections(text: str) -> list[tuple[tuple[str, ...], str]]:
@@ -48,7 +47,7 @@ def plain_text(text: str, urls: bool = False) -> str:
             return ""
         return f"{m.group(1)} ({m.group(2)})" if urls and m.group(2) else m.group(1)
 
-    return _MD_LINK.sub(link, text).replace("`", "")
+    return MD_LINK.sub(link, text).replace("`", "")
 
 
 def _paragraphs(body: str) -> list[str]:

@@ -12,14 +12,7 @@ import numpy as np
 from pipeline.chunking import plain_text
 from pipeline.embed import Embedder
 from pipeline.examples import asks_how, best_example
-from pipeline.text import (
-    ENDS_SENTENCE,
-    MARK,
-    cited_numbers,
-    code_spans,
-    marked_numbers,
-    split_sentences,
-)
+from pipeline.text import ENDS_SENTENCE, split_sentences
 from pipeline.types import IDK, Hit, Source
 
 log = logging.getLogger(__name__)
@@ -460,47 +453,3 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     if parts and asks_how(question) and (example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])):
         parts.append("\n\n" + example)  # a how-to answer shows the call (pipeline.examples)
     return "".join(parts) if parts else IDK
-
-
-def check_citations(text: str, provided: set[int]) -> tuple[str, list[int]]:
-    """Remove citations of ids that were never provided; returns (clean text, invented ids).
-
-    Nothing else changes: a marker citing only provided ids is kept as written, one citing some
-    is rewritten with those ids only, and one citing none is removed with the spaces before it
-    (or, at the start of a line, after it). Brackets in code are code, never markers: `items[0]`,
-    a regex's `[0-9]`."""
-    invented: list[int] = []
-    out: list[str] = []
-    pos = 0
-    code = code_spans(text)
-    for match in MARK.finditer(text):
-        if any(a <= match.start() < b for a, b in code):
-            continue
-        ids = marked_numbers(match.group(0))
-        valid = [i for i in ids if i in provided]
-        if len(valid) == len(ids):
-            continue
-        invented.extend(i for i in ids if i not in provided)
-        start, end = match.start(), match.end()
-        if not valid:
-            gap = text[pos:start]
-            before = len(gap) - len(gap.rstrip(" \t"))
-            if start - before == 0 or text[start - before - 1] == "\n":
-                end += len(text[end:]) - len(text[end:].lstrip(" \t"))  # at a line's start
-            else:
-                start -= before
-        out.append(text[pos:start])
-        if valid:
-            out.append("[" + ", ".join(str(i) for i in valid) + "]")
-        pos = end
-    out.append(text[pos:])
-    if invented:
-        log.warning("removed citations of ids never provided: %s", invented)
-    return "".join(out), invented
-
-
-def cited_ids(text: str) -> set[int]:
-    """The ids that `text`'s markers cite, outside code."""
-    spans = code_spans(text)
-    return set(cited_numbers("".join(text[a:b] for a, b in zip([0, *(e for _, e in spans)],
-                                                               [*(s for s, _ in spans), len(text)], strict=True))))

@@ -128,3 +128,12 @@ def names(text: str) -> list[Name]:
             continue
         out.append(n)
     return out
+
+
+def spelled_alike(a: str, b: str) -> bool:
+    """Whether two names differ only in case, punctuation or a plural "s" ("follow_symlink" /
+    "follow_symlinks", "Pay.gov" / "pay-gov")."""
+    def key(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.lower()).removesuffix("s")
+
+    return key(a) == key(b)

@@ -198,8 +198,15 @@ def _skip_word(text: str, pos: int) -> int:
     return pos
 
 
+# Words that end the search for a unit of time behind a number's modifiers ("3 attempts per hour").
+_UNIT_STOPS = _UNIT_SKIP | {"in", "on", "at", "for", "to", "from", "by", "with", "and", "or", "is", "are", "was",
+                            "were", "be", "each", "every", "that", "which", "than"}
+
+
 def _unit_after(text: str, end: int) -> str:
-    """The word right after a number, singular and lowercase ("12 patients" → "patient")."""
+    """The word right after a number, singular and lowercase ("12 patients" → "patient"); a unit of
+    time behind up to two modifiers wins over the first of them ("240 annual leave hours" → "hour",
+    "10 business days" → "day")."""
     pos = end
     for _ in range(2):
         m = _NEXT_WORD.match(text, pos)
@@ -207,7 +214,17 @@ def _unit_after(text: str, end: int) -> str:
             return ""
         word = m.group(1).lower()
         if word not in _UNIT_SKIP:
-            return _singular(word)
+            unit = _singular(word)
+            if unit not in TIME_UNITS:
+                after = m.end()
+                for _ in range(2):
+                    m = _NEXT_WORD.match(text, after)
+                    if not m or m.group(1).lower() in _UNIT_STOPS or not text[after:m.start(1)].isspace():
+                        break
+                    if _singular(m.group(1).lower()) in TIME_UNITS:
+                        return _singular(m.group(1).lower())
+                    after = m.end()
+            return unit
         pos = m.end()
     return ""
 

@@ -239,6 +239,24 @@ def fence_after(fence: str, mark: str) -> str:
     return mark
 
 
+MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)\)")  # an inline Markdown link or image: [text](url)
+
+
+def link_text(text: str) -> str:
+    """Markdown links reduced to their text, with the site's name for a link to another site, and
+    images dropped: "use [KeePassXC](https://www.keepassxc.org/download)" → "use KeePassXC
+    (keepassxc.org)"."""
+    def link(m: re.Match) -> str:
+        if m.group(0).startswith("!"):
+            return ""
+        host = re.match(r"https?://(?:www\.)?([^/?#:]+)", m.group(2))
+        if host and host.group(1).lower() not in m.group(1).lower():
+            return f"{m.group(1)} ({host.group(1)})"
+        return m.group(1)
+
+    return MD_LINK.sub(link, text)
+
+
 INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")  # a code span on one line: `x`, ``a`b``
 
 

@@ -143,8 +143,13 @@ class Evidence:
     @property
     def checked_text(self) -> str:
         """What a claim is checked against: the section's headings on a line of their own, then the
-        text, so that a fact stated in a heading ("0.40.0 (October 15, 2024)") counts as stated."""
-        return f"{self.section}\n\n{self.text}" if self.section else self.text
+        text, so that a fact stated in a heading ("0.40.0 (October 15, 2024)") counts as stated;
+        links read as their text (a link's address is no statement, and it pulls the sentence's
+        embedding away from what the sentence says)."""
+        from pipeline.text import link_text
+
+        text = link_text(self.text)
+        return f"{self.section}\n\n{text}" if self.section else text
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,10 @@ from adapters.cli import answer_to_text
 from adapters.render import links
 from pipeline.answer import Parts, answer_question
 from pipeline.chunking import chunk_document, sections, split_sentences
+from pipeline.citations import check_citations, cited_ids
 from pipeline.embed import Embedder
 from pipeline.generate import (
     answer_types,
-    check_citations,
-    cited_ids,
     generate_extractive,
     has_value,
     number_sources,

@@ -20,7 +20,7 @@ from adapters import slack as slack_adapter
 from adapters.render import annotate, split_text
 from pipeline.answer import clean_question, question_problem
 from pipeline.chunking import chunk_document
-from pipeline.generate import check_citations, cited_ids
+from pipeline.citations import check_citations, cited_ids
 from pipeline.ingest import decode
 from pipeline.markup import rst_to_markdown, to_markdown
 from pipeline.store import fts_query

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from pipeline import numbers
-from pipeline.names import names
+from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
 from pipeline.verify import align, meaning
 from pipeline.verify import lemmas as lemmas_mod
+from pipeline.verify.opposites import opposed
 
 
 def values(text: str) -> list[tuple[str, str, str]]:
@@ -122,7 +123,7 @@ def test_flipped_reads_opposites_from_the_lexicon_prefixes_and_errors(claim, evi
     ("keep", "return", "VERB", True), ("keep", "store", "VERB", False),
 ])
 def test_opposed_lemmas(a, b, pos, opposite):
-    assert meaning.opposed(a, b, pos) is opposite
+    assert opposed(a, b, pos) is opposite
 
 
 def test_only_a_cited_claim_is_held_to_its_sources_wording(embedder):
@@ -285,3 +286,20 @@ def test_a_value_counts_as_stated_only_where_the_claims_matter_is():
     beside = ["Openings are posted for two weeks."]
     assert align._stated_near(_aligned(claim, about, [*elsewhere, *beside]), claim, weeks)
     assert align._stated_near(_aligned(claim, about + ["It stays posted for two weeks."], []), claim, weeks)
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("follow_symlink", "follow_symlinks", True), ("Pay.gov", "pay-gov", True),
+    ("allow_origins", "allow_methods", False), ("on_receive", "on_message", False),
+])
+def test_names_spelled_alike(a, b, alike):
+    assert spelled_alike(a, b) is alike
+
+
+@pytest.mark.parametrize(("text", "negative"), [
+    ("* `WebSocketException(code=1008, reason=None)` You can set any code valid as defined.", False),
+    ("The `samesite` flag is 'none' by default.", False),
+    ("None of the codes are valid.", True),
+])
+def test_code_and_quoted_values_are_no_negation(text, negative):
+    assert align.negated(text) is negative

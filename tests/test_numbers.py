@@ -89,3 +89,11 @@ def test_a_value_is_quoted_as_written_with_its_unit_word():
     text = "Openings are posted for two weeks, over $50 a day, in 2019, limited to 1024*1024 bytes."
     assert [as_written(text, v) for v in extract_values(text)] == [
         "two weeks", "$50", "2019", "1024", "1024 bytes"]
+
+
+@pytest.mark.parametrize(("text", "unit"), [
+    ("a maximum of 240 annual leave hours", "hour"), ("within 10 business days", "day"),
+    ("3 attempts per hour", "attempt"), ("12 weeks of leave", "week"), ("5 people in an hour", "people"),
+])
+def test_a_unit_of_time_behind_modifiers_is_the_unit(text, unit):
+    assert extract_values(text)[0].unit == unit

@@ -180,3 +180,11 @@ def test_code_spans_are_fenced_blocks_and_inline_code():
     text = "Use `a[0]` here.\n```py\nx = [1]\n```\nthen ``b`c`` and `d`\n~~~\nopen"
     assert [text[a:b] for a, b in code_spans(text)] == [
         "`a[0]`", "```py\nx = [1]\n```\n", "``b`c``", "`d`", "~~~\nopen"]
+
+
+def test_link_text_keeps_the_words_and_the_site():
+    from pipeline.text import link_text
+
+    assert link_text("Use [KeePassXC](https://www.keepassxc.org/download), see [the guide](../guide.md)"
+                     " or [pay.gov](https://pay.gov/x) ![logo](logo.png).") == \
+        "Use KeePassXC (keepassxc.org), see the guide or pay.gov ."

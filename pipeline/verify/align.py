@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import numbers
+from pipeline.names import spelled_alike
 from pipeline.text import (
     FUNCTION_WORDS,
     NAME_LABELS,
@@ -145,9 +146,9 @@ def direction(text: str) -> int:
     return (up > down) - (down > up)
 
 
-# A quoted word is a value, not a negation: "valid values are 'lax', 'strict' and 'none'". (A phrase in
-# double quotes stays: an answer may repeat "405 Method not allowed" without its quotes.)
-_QUOTED = re.compile(r"(?<!`)`[^`\n]{1,40}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
+# A quoted word or code is a value, not a negation: "values are 'lax' and 'none'", "`f(reason=None)`".
+# (A phrase in double quotes stays: an answer may repeat "405 Method not allowed" without its quotes.)
+_QUOTED = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
 
 
 def negated(text: str) -> bool:
@@ -354,6 +355,8 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
     a.invented = invented[0] if invented else ""
     for sentence in about or [a.sentence]:
         a.name, a.name_rival = meaning.name_in_place(claim, " ".join(passages), sentence)
+        if a.name_rival and a.name not in invented and spelled_alike(a.name, a.name_rival):
+            a.name, a.name_rival = "", ""  # "follow_symlinks" where the claim's "follow_symlink" is a documented name too
         if a.name_rival:
             break
     if a.invented and not a.name_rival and 0 <= a.evidence_index < len(evidence):  # the section's own name

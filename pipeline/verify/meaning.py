@@ -16,33 +16,12 @@ from collections.abc import Iterable, Sequence
 from pipeline import names as namelib
 from pipeline.text import NEGATION_WORDS, NEGATIONS, SELF_NEGATING, stem, words
 from pipeline.verify.lemmas import lemmas
+from pipeline.verify.opposites import OPPOSITE, opposed
 
-# Predicates whose lemmas are opposites: one in the claim where the evidence has the other flips it.
-OPPOSITES = (
-    ("allow", "forbid"), ("allow", "prohibit"), ("allow", "disallow"), ("permit", "forbid"), ("permit", "prohibit"),
-    ("allowed", "prohibited"), ("allowed", "forbidden"), ("required", "optional"), ("require", "optional"),
-    ("mandatory", "optional"), ("paid", "unpaid"), ("enable", "disable"), ("enabled", "disabled"),
-    ("supported", "unsupported"), ("synchronous", "asynchronous"), ("before", "after"), ("increase", "decrease"),
-    ("increase", "reduce"), ("include", "exclude"), ("accept", "reject"), ("public", "private"),
-    ("always", "never"), ("keep", "forfeit"), ("paid", "forfeit"), ("valid", "invalid"), ("available", "unavailable"),
-    ("encrypted", "unencrypted"), ("secure", "insecure"), ("automatic", "manual"), ("automatically", "manually"),
-    ("succeed", "fail"), ("approve", "reject"), ("approve", "deny"), ("grant", "deny"), ("wrap", "unwrap"),
-    ("work", "fail"), ("keep", "return"), ("keep", "discard"), ("retain", "discard"), ("store", "discard"),
-    ("show", "hide"), ("visible", "hidden"), ("open", "close"), ("start", "stop"), ("add", "remove"),
-    ("include", "omit"), ("inclusive", "exclusive"), ("local", "remote"), ("internal", "external"),
-    ("minimum", "maximum"), ("present", "absent"), ("same", "different"), ("connect", "disconnect"),
-)
-# Predicates a negating prefix turns into their opposite when the rest is the other word: "unsafe" /
-# "safe", "invalid" / "valid", "non-blocking" / "blocking", "unlock" / "lock" (adjectives; verbs with "un").
-_ADJ_PREFIXES = ("un", "in", "im", "il", "ir", "non-", "non")
 # "raises an error" is how documentation says a call fails.
 _FAILURES = frozenset({"error", "exception"})
 # Verbs that negate what they govern: "prohibits agencies from accepting" ≈ "agencies may not accept".
 _NEGATING_HEADS = frozenset("prohibit forbid prevent stop avoid refuse fail deny block disallow lack".split())
-_OPPOSITE: dict[str, set[str]] = {}
-for _a, _b in OPPOSITES:
-    _OPPOSITE.setdefault(_a, set()).add(_b)
-    _OPPOSITE.setdefault(_b, set()).add(_a)
 # Lemmas that carry no predicate of their own (auxiliaries, light verbs).
 _LIGHT = frozenset("be have do can could may might must shall should will would get make let need go take say use".split())
 _NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no" as a determiner: below)
@@ -305,16 +284,7 @@ def _lemma(token) -> str:
                                                                 c.text.endswith(("Error", "Exception")))
                                            for c in token.children):
         return "fail"
-    return token.lower_ if token.lower_ in _OPPOSITE else lemma
-
-
-def opposed(a: str, b: str, pos: str = "ADJ") -> bool:
-    """Whether two predicate lemmas are opposites: listed in OPPOSITES, or one is the other with a
-    negating prefix (any of _ADJ_PREFIXES for adjectives, "un" for verbs) on a stem of 4+ letters."""
-    if b in _OPPOSITE.get(a, ()):
-        return True
-    prefixes = _ADJ_PREFIXES if pos == "ADJ" else ("un",)
-    return any(len(y) - len(p) >= 4 and y == p + x for x, y in ((a, b), (b, a)) for p in prefixes)
+    return token.lower_ if token.lower_ in OPPOSITE else lemma
 
 
 def _predicates(doc) -> list:
