@@ -26,6 +26,7 @@ from pipeline.evidence import hit_to_evidence
 from pipeline.generate import prose_units
 from pipeline.text import markdown_sentences
 from pipeline.types import Chunk, Hit
+from pipeline.verify.candidates import whole_list
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +35,13 @@ _BATCH = 500  # texts per SELECT (SQLite's variable limit is far above)
 
 def chunk_texts(chunk: Chunk) -> list[str]:
     """The texts a question may embed for `chunk`: its prose units (the extractive answer's candidates)
-    and, of its evidence text (headings, then text), every sentence and every two adjacent sentences
-    (alignment's candidates), each once."""
+    and, of its evidence text (headings, then text), every sentence, every two adjacent sentences and
+    every list with its lead-in (alignment's candidates), each once."""
     evidence = hit_to_evidence(Hit(chunk=chunk, score=0.0)).checked_text  # what the claim checker reads
     sentences = markdown_sentences(evidence) or [evidence]
     windows = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
-    return list(dict.fromkeys([*(u.text for u in prose_units(chunk.text)), *sentences, *windows]))
+    lists = [whole for si in range(len(sentences)) if (whole := whole_list(sentences, si))]
+    return list(dict.fromkeys([*(u.text for u in prose_units(chunk.text)), *sentences, *windows, *lists]))
 
 
 def _key(text: str) -> bytes:

@@ -10,7 +10,7 @@ answer quotes all read text the same way:
 - `stem`: Porter's stemmer, the one SQLite's FTS5 `porter` tokenizer applies to the embedded
   index, so a stem computed here is a term that index holds (a test compares the two). Two rules
   still compare word prefixes, each because Porter stems there measured worse: alignment's word
-  overlap (`verify.align._overlap_key`) and the extractive ranker (`generate._terms`);
+  overlap (`verify.candidates._overlap_key`) and the extractive ranker (`generate._terms`);
   tests/test_text.py names them;
 - `SENTENCE_END` / `split_sentences`: where a sentence ends (never after "e.g." or "approx.");
 - `CITATION` / `cited_numbers`: answer citation markers such as `[1]` or `[2, 3]`;

@@ -10,6 +10,7 @@ from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
 from pipeline.verify import align, meaning
 from pipeline.verify import lemmas as lemmas_mod
+from pipeline.verify.candidates import whole_list
 from pipeline.verify.opposites import opposed
 
 
@@ -303,3 +304,13 @@ def test_names_spelled_alike(a, b, alike):
 ])
 def test_code_and_quoted_values_are_no_negation(text, negative):
     assert align.negated(text) is negative
+
+
+def test_a_list_is_read_whole_with_its_lead_in():
+    sentences = ["Intro.", "There are three methods:", "* `on_connect(ws)`", "* `on_receive(ws, data)`",
+                 "* `on_disconnect(ws, code)`", "After the list."]
+    whole = "There are three methods: * `on_connect(ws)` * `on_receive(ws, data)` * `on_disconnect(ws, code)`"
+    assert whole_list(sentences, 3) == whole and whole_list(sentences, 1) == whole
+    assert whole_list(sentences, 0) == "" and whole_list(sentences, 5) == ""
+    assert whole_list(["No lead-in here.", "* a", "* b"], 1) == ""  # an item list with no "…:" lead-in
+    assert whole_list(["Just one:", "* a"], 1) == ""

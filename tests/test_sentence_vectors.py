@@ -13,7 +13,7 @@ from pipeline.generate import prose_units
 from pipeline.sentence_vectors import SentenceVectors, chunk_texts
 from pipeline.types import Chunk, Hit, Question
 from pipeline.verify import verify_claims
-from pipeline.verify.align import _candidates
+from pipeline.verify.candidates import evidence_candidates
 from tests.fakes.embedder import FakeEmbedder
 
 LEAVE = """# Leave
@@ -22,6 +22,8 @@ LEAVE = """# Leave
 
 You earn 4 hours of annual leave per pay period in your first three years. After that, you earn 6 hours.
 You can carry over at most 240 hours into the next leave year. Hours above that are forfeited.
+
+To take leave:
 
 - Request leave in the HR system at least two weeks ahead.
 - Your supervisor approves or denies the request.
@@ -80,7 +82,7 @@ def test_chunk_texts_hold_what_the_answer_and_alignment_embed():
     assert {u.text for u in prose_units(chunk.text)} <= texts  # the extractive answer's candidates
     evidence = hit_to_evidence(Hit(chunk=chunk, score=0.0)).checked_text  # as the claim checker builds it
     for claim in ("You can carry over 240 hours.", "Request leave two weeks ahead.", "After three years you earn 6 hours."):
-        assert {t for t, _ in _candidates(claim, [evidence])} <= texts  # alignment's sentences and windows
+        assert {t for t, _ in evidence_candidates(claim, [evidence])} <= texts  # alignment's sentences and windows
 
 
 class Recording(FakeEmbedder):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,8 +22,8 @@ from pipeline.text import (
     terms,
 )
 from pipeline.verify import meaning
+from pipeline.verify.candidates import _overlap_key, content_words, evidence_candidates
 
-MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
 MEANING_CANDIDATES = 3  # aligned sentences/windows read for names in place, flips and added content
 MEANING_MIN_SIMILARITY = 0.5  # … when at least this similar to the claim (cosine)
 EXTRA_MIN_GAIN = 0.0  # added content counts when dropping it brings the claim at least this much closer to its evidence
@@ -42,8 +41,6 @@ SYMBOLIC_FEATURES = (
     "num_n", "num_matched", "num_conflict", "num_absent", "ent_n", "ent_matched", "ent_conflict",
     "ent_absent", "salient_frac_absent", "salient_conflict", "num_soft_conflict", "negation_mismatch", "direction_mismatch", "claim_len", "best_len",
 )
-
-
 
 
 @dataclass
@@ -68,40 +65,6 @@ class Alignment:
     extra: str = ""  # content of the claim that no evidence passage states
     cited: bool = False  # the answer attributes the claim to a source
 
-
-
-def _overlap_key(word: str) -> str:
-    """The form in which alignment compares a word: its first six letters. Not `pipeline.text.stem`:
-    with Porter stems here, 5 of the 233 Climate-FEVER test claims changed label, all for the worse
-    (their top evidence sentences changed), so this stays a measured exception (tests/test_text.py)."""
-    return word[:6] if len(word) > 6 else word
-
-
-def content_words(text: str) -> set[str]:
-    """The comparison keys (`_overlap_key`) of `text`'s content words (three letters or more, no function word)."""
-    return {_overlap_key(w) for w in terms(text) if len(w) > 2 and w not in FUNCTION_WORDS}
-
-
-def _candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, int]]:
-    """Evidence sentences most like the claim (by shared words), plus two-sentence windows around them."""
-    claim_words = content_words(claim)
-    scored = []
-    for ei, text in enumerate(evidence):
-        sentences = markdown_sentences(text) or [text]
-        for si, sentence in enumerate(sentences):
-            overlap = len(claim_words & content_words(sentence)) / (1 + math.log1p(len(sentence) / 80))
-            scored.append((overlap, -len(scored), ei, si, sentences))
-    scored.sort(reverse=True)
-    keep = scored[:MAX_SENTENCES]
-    out: dict[str, int] = {}
-    for _, _, ei, si, sentences in keep:
-        out.setdefault(sentences[si], ei)
-    for rank, (_, _, ei, si, sentences) in enumerate(keep[:3]):
-        if si + 1 < len(sentences):
-            out.setdefault(sentences[si] + " " + sentences[si + 1], ei)
-        if rank == 0 and si > 0:
-            out.setdefault(sentences[si - 1] + " " + sentences[si], ei)
-    return list(out.items())
 
 
 def acronyms(text: str) -> dict[str, str]:
@@ -286,7 +249,7 @@ def analyse(
     nlp = load_nlp()
     if entities is None:
         entities = [tuple((e.text, e.label_) for e in doc.ents) for doc in nlp.pipe(claims)]
-    candidates = [_candidates(c, ev) for c, ev in zip(claims, evidences, strict=True)]
+    candidates = [evidence_candidates(c, ev) for c, ev in zip(claims, evidences, strict=True)]
     unique = list(dict.fromkeys([*claims, *(t for cands in candidates for t, _ in cands)]))
     table = dict(zip(unique, embedder.encode_cached(unique), strict=True)) if unique else {}
     results: list[Alignment] = []
