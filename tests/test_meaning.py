@@ -8,7 +8,7 @@ import pytest
 from pipeline import numbers
 from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
-from pipeline.verify import align, meaning
+from pipeline.verify import align, details, meaning
 from pipeline.verify import lemmas as lemmas_mod
 from pipeline.verify.candidates import whole_list
 from pipeline.verify.opposites import opposed
@@ -189,7 +189,7 @@ def test_unstated_details_are_things_and_quantities_not_reworded_actions(claim, 
     passages = ["Send the request form to your supervisor. The decorator takes a redirect parameter. "
                 "The release is published by the release job. You can request business cards. "
                 "Backups are kept for 30 days."]
-    assert meaning.unstated_details(claim, passages) == unstated
+    assert details.unstated_details(claim, passages) == unstated
 
 
 def test_a_kind_of_thing_is_not_the_general_thing():
@@ -251,7 +251,7 @@ def test_the_lighter_parses_lose_no_tag_lemma_or_dependency_of_the_full_one(text
 
     full = load_nlp()(mask_dots(text))  # every component, entities included
     tagged = {t.lemma_.lower() for t in full if t.is_alpha or "_" in t.text}  # the words, not "400" or "/"
-    assert tagged <= meaning.lemmas(text)  # read from the lemma tables, untagged
+    assert tagged <= lemmas_mod.lemmas(text)  # read from the lemma tables, untagged
     light = meaning.parse(text)  # no entity recogniser
     assert [(t.tag_, t.lemma_, t.dep_, t.head.i) for t in light] == [(t.tag_, t.lemma_, t.dep_, t.head.i) for t in full]
 
@@ -261,7 +261,7 @@ def test_a_word_has_every_lemma_the_rule_lemmatizer_could_give_it():
     assert "retry" in lemmas_mod.word_lemmas("retries") and "hour" in lemmas_mod.word_lemmas("hours")  # suffix rules
     assert {"leaf", "leave"} <= lemmas_mod.word_lemmas("leaves")  # as a noun and as a verb
     assert lemmas_mod.word_lemmas("middleware") == {"middleware"}
-    assert meaning.lemmas("The backups were kept on tape.") >= {"backup", "be", "keep", "tape"}
+    assert lemmas_mod.lemmas("The backups were kept on tape.") >= {"backup", "be", "keep", "tape"}
 
 
 def test_parse_all_parses_what_is_not_cached_and_parse_then_reads_the_cache():
@@ -314,3 +314,13 @@ def test_a_list_is_read_whole_with_its_lead_in():
     assert whole_list(sentences, 0) == "" and whole_list(sentences, 5) == ""
     assert whole_list(["No lead-in here.", "* a", "* b"], 1) == ""  # an item list with no "…:" lead-in
     assert whole_list(["Just one:", "* a"], 1) == ""
+
+
+def test_a_conceding_clause_is_an_added_statement():
+    claim = "Backups run every night, although they are paused automatically during maintenance windows."
+    extra = details.unstated_details(claim, ["Backups run every night at 2 am."])
+    assert extra == "paused automatically during maintenance windows"
+    assert details.in_added_clause(claim, extra) and not details.in_added_clause(claim, "every night")
+    # an explanation the documents state is no addition
+    assert details.unstated_details("Because backups run every night, you can restore yesterday's files.",
+                                    ["Backups run every night. You can restore yesterday's files from them."]) == ""

@@ -21,8 +21,9 @@ from pipeline.text import (
     markdown_sentences,
     terms,
 )
-from pipeline.verify import meaning
+from pipeline.verify import details, meaning
 from pipeline.verify.candidates import _overlap_key, content_words, evidence_candidates
+from pipeline.verify.lemmas import lemmas
 
 MEANING_CANDIDATES = 3  # aligned sentences/windows read for names in place, flips and added content
 MEANING_MIN_SIMILARITY = 0.5  # … when at least this similar to the claim (cosine)
@@ -165,7 +166,7 @@ def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> boo
     `words` state it without a negation. False when no sentence states the predicate."""
     scope = content_words(words) - NEGATIONS
     near = sorted(((len(scope & content_words(s)), s) for s in dict.fromkeys(sentences)), key=lambda x: -x[0])
-    about = [(n, s) for n, s in near[:12] if n and core & meaning.lemmas(s)]  # parse only the closest
+    about = [(n, s) for n, s in near[:12] if n and core & lemmas(s)]  # parse only the closest
     if not about:
         return False
     best = [s for n, s in about if n == about[0][0]]
@@ -291,8 +292,8 @@ def _keep_extras_that_matter(aligned: Sequence[Alignment], embedder: Any) -> Non
     for a, vector in zip(todo, embedder.encode(reduced), strict=True):
         gain = float(vector @ a.v) - a.features.get("cos_best", 0.0)
         a.features["extra_gain"] = gain
-        if gain < EXTRA_MIN_GAIN:
-            a.extra = ""
+        if gain < EXTRA_MIN_GAIN and not details.in_added_clause(_meaning_claim(a.claim), a.extra):
+            a.extra = ""  # a clause of its own ("although …") adds a statement, however close its words
 
 
 def _meaning_claim(claim: str) -> str:
@@ -327,7 +328,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
         if rival:
             a.name, a.name_rival = a.invented, rival
     a.flip = meaning.flipped(claim, about)
-    a.extra = meaning.unstated_details(claim, passages, given) if a.cited else ""
+    a.extra = details.unstated_details(claim, passages, given) if a.cited else ""
 
 
 def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[str, str]]) -> None:

@@ -14,8 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
 from pipeline import names as namelib
-from pipeline.text import NEGATION_WORDS, NEGATIONS, SELF_NEGATING, stem, words
-from pipeline.verify.lemmas import lemmas
+from pipeline.text import NEGATION_WORDS, NEGATIONS, SELF_NEGATING, words
 from pipeline.verify.opposites import OPPOSITE, opposed
 
 # "raises an error" is how documentation says a call fails.
@@ -27,15 +26,7 @@ _LIGHT = frozenset("be have do can could may might must shall should will would 
 _NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no" as a determiner: below)
 # A leading answer word ("No, X isn't Y", "Not always: …") is no negation of the statement after it.
 ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really)\b[,:;.!]\s*", re.IGNORECASE)
-_CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
-# Words an answer adds while paraphrasing that state nothing new.
-_GENERIC = frozenset(
-    "also just really actually simply still even instead already usually generally typically often always "
-    "example instance case way thing things part kind type sort lot number amount time times able possible "
-    "directly specifically particular certain various different several other another following like "
-    "want need mean means make makes made get gets give gives given take takes put puts use used uses using "
-    "called call calls known name named available new first etc well one ones idea chance opportunity".split()
-)
+CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
 
 
 # The spaCy component these checks never read: entities (over half of a parse's time; it changes no
@@ -216,9 +207,9 @@ def _word(token) -> str:
 def _arguments(token) -> set[str]:
     """The content words of a predicate's own clause, the predicate itself left out; for "before" /
     "after", those of the clause it modifies too ("list the specific route after the general one")."""
-    words = {_word(w) for w in _own_clause(token) if w.pos_ in _CONTENT_POS and not w.is_stop and w.i != token.i}
+    words = {_word(w) for w in _own_clause(token) if w.pos_ in CONTENT_POS and not w.is_stop and w.i != token.i}
     if token.pos_ == "ADP" and token.head is not token:
-        words |= {_word(w) for w in _own_clause(token.head) if w.pos_ in _CONTENT_POS and not w.is_stop and w.i != token.i}
+        words |= {_word(w) for w in _own_clause(token.head) if w.pos_ in CONTENT_POS and not w.is_stop and w.i != token.i}
     return words | _subject_words(token)
 
 
@@ -295,7 +286,7 @@ def _predicates(doc) -> list:
 def _subject_words(token) -> set[str]:
     """The content lemmas of the subject of `token`'s clause (empty when it has none)."""
     subject = _subject(token)
-    return set() if subject is None else {_word(w) for w in subject.subtree if w.pos_ in _CONTENT_POS and not w.is_stop}
+    return set() if subject is None else {_word(w) for w in subject.subtree if w.pos_ in CONTENT_POS and not w.is_stop}
 
 
 def _clause(token, limit: int = 20) -> str:
@@ -427,66 +418,3 @@ def _context(text: str, start: int, end: int, n: int = 3) -> tuple[list[str], li
     left = words(text[:start])[-n:]
     right = words(text[end:])[:n]
     return left, right
-
-
-def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> str:
-    """The words of the longest run of the claim's content that no passage (nor the question, `given`)
-    states, when the claim adds something: a run of at least two content words, or three content
-    words in all. '' when everything it says is there (by word, lemma or stem)."""
-    known: set[str] = set()
-    for text in [*passages, given]:
-        for w in words(text):
-            known.add(w)
-            known.add(stem(w))
-    doc = parse(claim)
-    content = [t for t in doc if t.pos_ in _CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
-               and any(c.isalpha() for c in t.text) and len(t.text) > 2]
-
-    def unknown(tokens: list) -> list:
-        return [t for t in tokens if t.lower_ not in known and t.lemma_.lower() not in known
-                and stem(t.text.lower()) not in known and not _split_known(t.text, known)]
-
-    missing = unknown(content)
-    if missing:  # the passages' lemmas ("ran" → "run") only for what their words and stems leave
-        for text in passages:
-            known.update(lemmas(text[:3000]))
-        missing = unknown(missing)
-    if not missing:
-        return ""
-    runs: list[list] = [[missing[0]]]
-    for t in missing[1:]:
-        if t.i - runs[-1][-1].i <= 3:
-            runs[-1].append(t)
-        else:
-            runs.append([t])
-    runs = [run for run in runs if not _restated_action(run)]
-    if not runs:
-        return ""
-    longest = max(runs, key=len)
-    if len(longest) < 2 and sum(map(len, runs)) < 3:
-        return ""
-    start, end = longest[0], longest[-1]
-    left = min([start.i, *(c.i for c in start.children if c.dep_ in ("det", "amod", "compound", "nummod", "poss"))])
-    text = doc.text[doc[left].idx:end.idx + len(end.text)]
-    return text if "_" not in text or "_" in claim else text.replace("_", ".")
-
-
-# How a verb joins an action to the statement beside it ("…, and sends a reminder", "without waiting
-# for …", spaCy's unclassified "…, then moved to tape").
-_ADDED_ACTIONS = frozenset({"conj", "pcomp", "dep", "parataxis"})
-
-
-def _restated_action(run: list) -> bool:
-    """Whether a run of unstated words opens with a verb and carries no number or name: an answer
-    words the documents' actions its own way ("apply, submit", "pass a redirect argument", "weigh the
-    person" for "consider the individual"); an added detail is a thing, a quantity or a qualifier
-    ("two maintainers approve", "one box a year", "automatic Level 3"), or an action joined to the
-    statement ("kept for 30 days, then moved to tape", "without waiting for open connections")."""
-    return (run[0].pos_ in ("VERB", "AUX") and run[0].dep_ not in _ADDED_ACTIONS
-            and not any(t.like_num or t.pos_ in ("NUM", "PROPN") for t in run))
-
-
-def _split_known(word: str, known: set[str]) -> bool:
-    """A compound written as one token ("ASGI-compatible", "url_prefix") whose parts are all known."""
-    parts = [p for p in re.split(r"[-_/.]", word.lower()) if len(p) > 2]
-    return len(parts) > 1 and all(p in known or stem(p) in known for p in parts)

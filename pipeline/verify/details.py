@@ -1,0 +1,107 @@
+"""Content a claim adds beyond its evidence: the run of its content words that no evidence passage
+states (by word, stem or lemma), unless it is an answer's own wording of the documents' action.
+Reads spaCy parses (`pipeline.verify.meaning.parse`, cached) and plain strings; no I/O, no label.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pipeline.text import stem, words
+from pipeline.verify.lemmas import lemmas
+from pipeline.verify.meaning import CONTENT_POS, parse
+
+# Words an answer adds while paraphrasing that state nothing new.
+_GENERIC = frozenset(
+    "also just really actually simply still even instead already usually generally typically often always "
+    "example instance case way thing things part kind type sort lot number amount time times able possible "
+    "directly specifically particular certain various different several other another following like "
+    "want need mean means make makes made get gets give gives given take takes put puts use used uses using "
+    "called call calls known name named available new first etc well one ones idea chance opportunity".split()
+)
+
+
+def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> str:
+    """The words of the longest run of the claim's content that no passage (nor the question, `given`)
+    states, when the claim adds something: a run of at least two content words, or three content
+    words in all. '' when everything it says is there (by word, lemma or stem)."""
+    known: set[str] = set()
+    for text in [*passages, given]:
+        for w in words(text):
+            known.add(w)
+            known.add(stem(w))
+    doc = parse(claim)
+    content = [t for t in doc if t.pos_ in CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
+               and any(c.isalpha() for c in t.text) and len(t.text) > 2]
+
+    def unknown(tokens: list) -> list:
+        return [t for t in tokens if t.lower_ not in known and t.lemma_.lower() not in known
+                and stem(t.text.lower()) not in known and not _split_known(t.text, known)]
+
+    missing = unknown(content)
+    if missing:  # the passages' lemmas ("ran" → "run") only for what their words and stems leave
+        for text in passages:
+            known.update(lemmas(text[:3000]))
+        missing = unknown(missing)
+    if not missing:
+        return ""
+    runs: list[list] = [[missing[0]]]
+    for t in missing[1:]:
+        if t.i - runs[-1][-1].i <= 3:
+            runs[-1].append(t)
+        else:
+            runs.append([t])
+    runs = [run for run in runs if not _restated_action(run)]
+    if not runs:
+        return ""
+    longest = max(runs, key=len)
+    if len(longest) < 2 and sum(map(len, runs)) < 3:
+        return ""
+    start, end = longest[0], longest[-1]
+    left = min([start.i, *(c.i for c in start.children if c.dep_ in ("det", "amod", "compound", "nummod", "poss"))])
+    text = doc.text[doc[left].idx:end.idx + len(end.text)]
+    return text if "_" not in text or "_" in claim else text.replace("_", ".")
+
+
+# How a verb joins an action to the statement beside it ("…, and sends a reminder", "without waiting
+# for …", spaCy's unclassified "…, then moved to tape").
+_ADDED_ACTIONS = frozenset({"conj", "pcomp", "dep", "parataxis"})
+# … or a clause that concedes or explains beside the statement ("…, although secure is switched on
+# automatically", "…, because sync handlers aren't supported").
+_ADDED_MARKS = frozenset({"although", "though", "because", "since", "whereas", "so"})
+
+
+def _restated_action(run: list) -> bool:
+    """Whether a run of unstated words opens with a verb and carries no number or name: an answer
+    words the documents' actions its own way ("apply, submit", "pass a redirect argument", "weigh the
+    person" for "consider the individual"); an added detail is a thing, a quantity or a qualifier
+    ("two maintainers approve", "one box a year", "automatic Level 3"), or an action joined to the
+    statement ("kept for 30 days, then moved to tape", "without waiting for open connections", "although
+    it is switched on automatically")."""
+    head = run[0]
+    return (head.pos_ in ("VERB", "AUX") and head.dep_ not in _ADDED_ACTIONS and not _explains(head)
+            and not any(t.like_num or t.pos_ in ("NUM", "PROPN") for t in run))
+
+
+def _explains(verb) -> bool:
+    """Whether `verb` heads a clause that concedes or explains beside the statement ("although …")."""
+    return verb.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in _ADDED_MARKS for c in verb.children)
+
+
+def in_added_clause(claim: str, part: str) -> bool:
+    """Whether `part` of the claim sits in a clause of its own that concedes or explains ("…, although
+    secure is switched on automatically"): a statement beside the claim's, not a rewording of it."""
+    at = claim.find(part)
+    token = next((t for t in parse(claim) if t.idx >= at), None) if part and at >= 0 else None
+    for _ in range(4):
+        if token is None or _explains(token):
+            return token is not None
+        token = token.head if token.head is not token else None
+    return False
+
+
+def _split_known(word: str, known: set[str]) -> bool:
+    """A compound written as one token ("ASGI-compatible", "url_prefix") whose parts are all known."""
+    parts = [p for p in re.split(r"[-_/.]", word.lower()) if len(p) > 2]
+    return len(parts) > 1 and all(p in known or stem(p) in known for p in parts)
