@@ -67,6 +67,19 @@ def is_negation(word: str) -> bool:
     return word in NEGATIONS or word.endswith("n't")
 
 
+# A participle negated by its prefix, said of the subject: "are left uncompressed" says "are not
+# compressed" ("is unused", "stays unchanged"); "unlimited number", "unauthenticated users" say no such thing.
+_UN_PARTICIPLE = re.compile(r"un(?!der|it|if|ion)[a-z]{2,}ed")
+_PREDICATIVE = frozenset("is are was were be been being left remain remains remained stay stays stayed kept "
+                         "go goes went get gets got become becomes became".split())
+
+
+def negates_at(words: list[str], i: int) -> bool:
+    """Whether `words[i]` negates where it stands: `is_negation`, or an "un…ed" participle right after
+    a verb that says it of the subject."""
+    return is_negation(words[i]) or (i > 0 and words[i - 1] in _PREDICATIVE and bool(_UN_PARTICIPLE.fullmatch(words[i])))
+
+
 # --- stems: M. F. Porter, "An algorithm for suffix stripping" (1980), as SQLite's FTS5 applies it
 
 _STEP2 = (("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),

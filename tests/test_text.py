@@ -188,3 +188,15 @@ def test_link_text_keeps_the_words_and_the_site():
     assert link_text("Use [KeePassXC](https://www.keepassxc.org/download), see [the guide](../guide.md)"
                      " or [pay.gov](https://pay.gov/x) ![logo](logo.png).") == \
         "Use KeePassXC (keepassxc.org), see the guide or pay.gov ."
+
+
+def test_an_un_participle_negates_only_when_said_of_the_subject():
+    from pipeline.text import negates_at, terms
+
+    def negative(text: str) -> bool:
+        words = terms(text.lower())
+        return any(negates_at(words, i) for i in range(len(words)))
+
+    assert negative("Small responses are left uncompressed.") and negative("The key is unused.")
+    assert not negative("An unlimited number of files.") and not negative("Redirect unauthenticated users.")
+    assert not negative("The states are united.") and negative("It isn't compressed.")

@@ -17,8 +17,8 @@ from pipeline.text import (
     NAME_LABELS,
     NEGATIONS,
     TERM,
-    is_negation,
     markdown_sentences,
+    negates_at,
     terms,
 )
 from pipeline.verify import details, meaning
@@ -120,7 +120,7 @@ def negated(text: str) -> bool:
     not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
     told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once."""
     words = terms(_QUOTED.sub(" ", meaning.ANSWER_WORD.sub("", text)))  # "No, X isn't Y" negates once
-    return any(is_negation(w) for w in words) != ("unless" in words)
+    return any(negates_at(words, i) for i in range(len(words))) != ("unless" in words)
 
 
 def _focus(claim: str, sentence: str) -> list[str]:
