@@ -104,6 +104,10 @@ def _precision(digits: str, scale: float) -> float:
     return 0.5 * 10 ** (-decimals) * scale
 
 
+# A keyword argument or setting right before a number: its name's last part is the unit ("max_files=").
+_KEYWORD = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)\s*=\s*$")
+
+
 def extract_values(text: str) -> list[Value]:
     """Every typed value in `text`, in order; ranges ("35.5% to 50.3%", "76-85%") give both ends."""
     out: list[Value] = []
@@ -188,6 +192,8 @@ def extract_values(text: str) -> list[Value]:
             currency = text[max(0, start - 1):start]
             if m.group("num") and currency in _CURRENCIES:  # "$75": the currency is its unit, and part of it
                 unit, start = _CURRENCIES[currency], start - 1
+            elif not unit and (key := _KEYWORD.search(text, max(0, start - 40), start)):
+                unit = _singular(key.group(1).rsplit("_", 1)[-1].lower())  # "max_files=1000" counts files
             out.append(Value("number", value, text[start:end], unit, start, end, precision))
         pos = end
 

@@ -97,3 +97,10 @@ def test_a_value_is_quoted_as_written_with_its_unit_word():
 ])
 def test_a_unit_of_time_behind_modifiers_is_the_unit(text, unit):
     assert extract_values(text)[0].unit == unit
+
+
+def test_a_keyword_argument_names_its_numbers_unit():
+    values = extract_values("request.form(max_files=1000, max_fields=1000) and timeout = 30")
+    assert [(v.value, v.unit) for v in values] == [(1000, "file"), (1000, "field"), (30, "timeout")]
+    assert comparable(extract_values("up to 100 files")[0], values[0])
+    assert not comparable(extract_values("up to 100 files")[0], values[1])
