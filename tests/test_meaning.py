@@ -324,3 +324,11 @@ def test_a_conceding_clause_is_an_added_statement():
     # an explanation the documents state is no addition
     assert details.unstated_details("Because backups run every night, you can restore yesterday's files.",
                                     ["Backups run every night. You can restore yesterday's files from them."]) == ""
+
+
+def test_two_unstated_words_in_an_explaining_clause_are_the_addition():
+    claim = "Subclass the endpoint and define async methods, because synchronous handler methods aren't supported."
+    passages = ["Subclass the endpoint and define async methods named after the HTTP methods."]
+    assert details.unstated_details(claim, passages) == "synchronous handler methods aren't supported"
+    # "This is because …" is the statement itself, not a clause beside it
+    assert not details.in_added_clause("This is because the Act doesn't let agencies accept it.", "let")

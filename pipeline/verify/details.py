@@ -25,7 +25,8 @@ _GENERIC = frozenset(
 def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> str:
     """The words of the longest run of the claim's content that no passage (nor the question, `given`)
     states, when the claim adds something: a run of at least two content words, or three content
-    words in all. '' when everything it says is there (by word, lemma or stem)."""
+    words in all, or two in a clause that concedes or explains ("…, because synchronous handlers
+    aren't supported"), which then wins. '' when everything it says is there (by word, lemma or stem)."""
     known: set[str] = set()
     for text in [*passages, given]:
         for w in words(text):
@@ -56,7 +57,10 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
     if not runs:
         return ""
     longest = max(runs, key=len)
-    if len(longest) < 2 and sum(map(len, runs)) < 3:
+    beside = [t for run in runs for t in run if _in_explaining(t)]
+    if len(beside) >= 2:
+        longest = beside  # two unstated words in a "…, because …" clause: that clause is the addition
+    elif len(longest) < 2 and sum(map(len, runs)) < 3:
         return ""
     start, end = longest[0], longest[-1]
     left = min([start.i, *(c.i for c in start.children if c.dep_ in ("det", "amod", "compound", "nummod", "poss"))])
@@ -85,8 +89,23 @@ def _restated_action(run: list) -> bool:
 
 
 def _explains(verb) -> bool:
-    """Whether `verb` heads a clause that concedes or explains beside the statement ("although …")."""
+    """Whether `verb` heads a clause that concedes or explains beside the statement ("although …"); not
+    where it is the statement ("This is because …")."""
+    head = verb.head
+    if head.lemma_ == "be" and any(c.dep_ in ("nsubj", "expl") and c.pos_ == "PRON" for c in head.children):
+        return False
     return verb.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in _ADDED_MARKS for c in verb.children)
+
+
+def _in_explaining(token) -> bool:
+    """Whether `token` sits in a clause that concedes or explains (`_explains`), up to four heads above."""
+    for _ in range(5):
+        if _explains(token):
+            return True
+        if token.head is token:
+            return False
+        token = token.head
+    return False
 
 
 def in_added_clause(claim: str, part: str) -> bool:
@@ -94,11 +113,7 @@ def in_added_clause(claim: str, part: str) -> bool:
     secure is switched on automatically"): a statement beside the claim's, not a rewording of it."""
     at = claim.find(part)
     token = next((t for t in parse(claim) if t.idx >= at), None) if part and at >= 0 else None
-    for _ in range(4):
-        if token is None or _explains(token):
-            return token is not None
-        token = token.head if token.head is not token else None
-    return False
+    return token is not None and _in_explaining(token)
 
 
 def _split_known(word: str, known: set[str]) -> bool:
