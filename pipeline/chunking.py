@@ -11,10 +11,9 @@ import re
 
 from markdown_it import MarkdownIt
 
-from pipeline.text import MD_LINK, split_sentences
+from pipeline.text import LIST_ITEM, MD_LINK, split_sentences
 from pipeline.types import Chunk, Document, content_hash
 
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _CODE_START = re.compile(r"^(?:\s*(?:`{3,}|~{3,})|    |\t)")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
@@ -105,10 +104,10 @@ def _pieces(body: str, size: int) -> list[str]:
             out += _code_pieces(para, size)
             continue
         lines = para.split("\n")
-        if not _CODE_START.match(para) and sum(bool(_LIST_ITEM.match(x)) for x in lines) > 1:
+        if not _CODE_START.match(para) and sum(bool(LIST_ITEM.match(x)) for x in lines) > 1:
             items: list[str] = []  # a long list: one piece per item (with its wrapped lines)
             for line in lines:
-                if _LIST_ITEM.match(line) or not items:
+                if LIST_ITEM.match(line) or not items:
                     items.append(line)
                 else:
                     items[-1] += "\n" + line

@@ -51,6 +51,6 @@ def check_citations(text: str, provided: set[int]) -> tuple[str, list[int]]:
 
 def cited_ids(text: str) -> set[int]:
     """The ids that `text`'s markers cite, outside code."""
-    spans = code_spans(text)
-    return set(cited_numbers("".join(text[a:b] for a, b in zip([0, *(e for _, e in spans)],
-                                                               [*(s for s, _ in spans), len(text)], strict=True))))
+    for start, end in reversed(code_spans(text)):
+        text = text[:start] + " " + text[end:]
+    return set(cited_numbers(text))

@@ -12,7 +12,7 @@ import numpy as np
 from pipeline.chunking import plain_text
 from pipeline.embed import Embedder
 from pipeline.examples import asks_how, best_example
-from pipeline.text import ENDS_SENTENCE, split_sentences
+from pipeline.text import ENDS_SENTENCE, LIST_ITEM, split_sentences
 from pipeline.types import IDK, Hit, Source
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,6 @@ class Unit:
     code: bool = False  # a code block follows it
 
 
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
@@ -128,13 +127,13 @@ def prose_units(text: str) -> list[Unit]:
         if line.lstrip().startswith(("#", "|")) and not indented:
             flush()
             state.update(list=False, item=False, heading=True)
-        elif _ITEM.match(line) and (state["list"] or not indented):
+        elif LIST_ITEM.match(line) and (state["list"] or not indented):
             flush()
             if not state["list"]:
                 last = units[-1] if units else None
                 state["lead"] = len(units) - 1 if last and not last.item and last.text.endswith(":") else -1
             state.update(list=True, item=True)
-            buffer.append(_ITEM.sub("", line))
+            buffer.append(LIST_ITEM.sub("", line))
         elif indented and not state["list"] and (state["blank"] or not buffer):
             flush()  # an indented code block
             code_follows()

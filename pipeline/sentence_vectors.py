@@ -40,7 +40,7 @@ def chunk_texts(chunk: Chunk) -> list[str]:
     evidence = hit_to_evidence(Hit(chunk=chunk, score=0.0)).checked_text  # what the claim checker reads
     sentences = markdown_sentences(evidence) or [evidence]
     windows = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
-    lists = [whole for si in range(len(sentences)) if (whole := whole_list(sentences, si))]
+    lists = [whole for si, s in enumerate(sentences) if s.rstrip().endswith(":") and (whole := whole_list(sentences, si))]
     return list(dict.fromkeys([*(u.text for u in prose_units(chunk.text)), *sentences, *windows, *lists]))
 
 

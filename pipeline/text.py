@@ -252,6 +252,9 @@ def fence_after(fence: str, mark: str) -> str:
     return mark
 
 
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")  # a Markdown list item's marker: "- ", "* ", "2. "
+
+
 MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)\)")  # an inline Markdown link or image: [text](url)
 
 

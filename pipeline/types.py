@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from pipeline.text import link_text
+
 IDK = "I don't have information about that in the available documents."
 KB_UNAVAILABLE = "The knowledge base is unavailable right now; please try again in a few minutes."
 
@@ -146,8 +148,6 @@ class Evidence:
         text, so that a fact stated in a heading ("0.40.0 (October 15, 2024)") counts as stated;
         links read as their text (a link's address is no statement, and it pulls the sentence's
         embedding away from what the sentence says)."""
-        from pipeline.text import link_text
-
         text = link_text(self.text)
         return f"{self.section}\n\n{text}" if self.section else text
 

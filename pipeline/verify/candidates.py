@@ -6,10 +6,9 @@ Plain strings in, plain strings out; `pipeline.verify.align` embeds and ranks th
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 
-from pipeline.text import FUNCTION_WORDS, markdown_sentences, terms
+from pipeline.text import FUNCTION_WORDS, LIST_ITEM, markdown_sentences, terms
 
 MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
 
@@ -51,7 +50,6 @@ def evidence_candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, 
     return list(out.items())
 
 
-_ITEM = re.compile(r"\s*(?:[-*+•]|\d+[.)])\s")
 LIST_MAX_CHARS = 800  # a list read whole, lead-in and items, up to this long
 
 
@@ -60,12 +58,12 @@ def whole_list(sentences: Sequence[str], si: int) -> str:
     lead-in and every item, so that a claim that enumerates them ("on_connect, on_receive and
     on_disconnect") meets them together. '' when `si` is in no list of two items or more."""
     start = si
-    while start > 0 and _ITEM.match(sentences[start]):
+    while start > 0 and LIST_ITEM.match(sentences[start]):
         start -= 1
-    if _ITEM.match(sentences[start]) or not sentences[start].rstrip().endswith(":"):
+    if LIST_ITEM.match(sentences[start]) or not sentences[start].rstrip().endswith(":"):
         return ""
     end = start + 1
-    while end < len(sentences) and _ITEM.match(sentences[end]):
+    while end < len(sentences) and LIST_ITEM.match(sentences[end]):
         end += 1
     whole = " ".join(sentences[start:end])
     return whole if end - start > 2 and len(whole) <= LIST_MAX_CHARS else ""
