@@ -324,7 +324,7 @@ def questions(n: int, about: set[str], seed: int = 0) -> list[str]:
     return [f"Is it true that {queries[q].rstrip('.')}?" for q in ids[:n]]
 
 
-def one_size(target: int, n_questions: int, real: bool, data_dir: Path, threads: int = 0, embed_backend: str = "torch") -> dict:
+def one_size(target: int, n_questions: int, real: bool, data_dir: Path, threads: int = 0, embed_backend: str = "auto") -> dict:
     """Build one corpus and time full questions through the app; runs in its own process."""
     from bot.app import build
     from config.settings import load_settings
@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--json", dest="json_out", default="", help="Also write the results to this file.")
     p.add_argument("--plot", dest="plot_dir", default="", help="Save per-stage latency box plots (PNG) here.")
     p.add_argument("--threads", type=int, default=0, help="The `threads` setting (0 = the cores available).")
-    p.add_argument("--embed-backend", default="torch", help="The `embed_backend` setting for the throughput and question runs.")
+    p.add_argument("--embed-backend", default="auto", help="The `embed_backend` setting for the throughput and question runs.")
     p.add_argument("--backends", default="", help="Also compare these embedding backends' raw throughput, e.g. torch-int8,onnx.")
     p.add_argument("--store-sizes", default="1000,10000,50000",
                    help="Index sizes (chunks) at which store write throughput is reported; empty = skip.")

@@ -13,9 +13,13 @@ from pipeline.embed import Embedder
 from pipeline.ingest import load_source
 from pipeline.sentence_vectors import SentenceVectors, embed_chunk_sentences
 from pipeline.store import Store
-from pipeline.types import Document
+from pipeline.types import Chunk, Document
 
 log = logging.getLogger(__name__)
+
+# Chunks embedded per call at index time: the documents read are grouped until their chunks reach
+# it. One call per document (2-3 chunks of an abstract) left the model's batches mostly empty.
+EMBED_GROUP = 64
 
 
 def index_documents(
@@ -32,7 +36,9 @@ def index_documents(
 ) -> dict[str, int]:
     """Make `documents` the served content of `source`: unchanged ones are kept as they are, new and
     changed ones chunked and embedded (reusing stored vectors of identical chunks), missing ones
-    removed. `progress(done, total)` is called with 0 first, then after each document.
+    removed. `progress(done, total)` is called with 0 first, then after each document is read (its
+chunks are embedded with those of the next documents, EMBED_GROUP at a time; all are embedded
+before the last call).
 
     A reindex of a source that is served already is atomic: nothing changes for readers until the
     build commits, and any exception aborts it. A FIRST build (nothing of `source` served) publishes
@@ -53,21 +59,19 @@ def index_documents(
         progress(0, len(docs))
     build = store.begin(source)
     try:
+        pending: list[tuple[Document, list[Chunk]]] = []  # read, not yet embedded: EMBED_GROUP chunks per call
         for done, doc in enumerate(docs, start=1):
             if old.get(doc.id) == doc.hash:
                 build.keep(doc.id)
                 counts["unchanged"] += 1
             else:
-                chunks = chunk_document(doc, chunk_size, chunk_overlap)
-                known = store.vectors([c.id for c in chunks])
-                missing = [c for c in chunks if c.id not in known]
-                fresh = dict(zip((c.id for c in missing), embedder.encode([c.context_text for c in missing]), strict=True))
-                vectors = np.array([known.get(c.id, fresh.get(c.id)) for c in chunks], dtype=np.float32).reshape(len(chunks), -1)
-                build.add(doc, chunks, vectors)
-                if sentence_vectors is not None:
-                    embed_chunk_sentences(sentence_vectors, embedder, chunks)
+                pending.append((doc, chunk_document(doc, chunk_size, chunk_overlap)))
                 counts["changed" if doc.id in old else "added"] += 1
-            if publish_at is not None and done < len(docs) and time.monotonic() >= publish_at:
+            publish = publish_at is not None and done < len(docs) and time.monotonic() >= publish_at
+            if pending and (done == len(docs) or publish or sum(len(c) for _, c in pending) >= EMBED_GROUP):
+                _embed_and_add(build, store, embedder, pending, sentence_vectors)
+                pending = []
+            if publish:
                 build.commit()  # first build only: serve what is read so far
                 log.info("first build of %s: %d of %d documents published", source, done, len(docs))
                 build = store.begin(source)
@@ -82,6 +86,21 @@ def index_documents(
         raise
     counts["removed"] = result["removed"]
     return counts
+
+
+def _embed_and_add(build, store: Store, embedder: Embedder, pending: list[tuple[Document, list[Chunk]]],
+                   sentence_vectors: SentenceVectors | None) -> None:
+    """Embed the chunks of the `pending` documents in one call (reusing the stored vectors of identical
+    chunks), add each document to `build`, then embed their sentences (`sentence_vectors`)."""
+    chunks = [c for _, doc_chunks in pending for c in doc_chunks]
+    known = store.vectors([c.id for c in chunks])
+    missing = list({c.id: c for c in chunks if c.id not in known}.values())
+    fresh = dict(zip((c.id for c in missing), embedder.encode([c.context_text for c in missing]), strict=True))
+    for doc, doc_chunks in pending:
+        vectors = np.array([known.get(c.id, fresh.get(c.id)) for c in doc_chunks], dtype=np.float32)
+        build.add(doc, doc_chunks, vectors.reshape(len(doc_chunks), -1))
+    if sentence_vectors is not None:
+        embed_chunk_sentences(sentence_vectors, embedder, chunks)
 
 
 def index_source(

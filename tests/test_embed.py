@@ -82,6 +82,20 @@ def test_bf16_gives_torch_vectors_to_rounding(torch_vectors):
     assert np.min(np.sum(got * torch_vectors, axis=1)) > 0.9999
 
 
+def test_bf16_pads_each_batch_to_a_multiple_of_32_tokens_and_keeps_the_vectors():
+    e = Embedder("", "torch-bf16")
+    lengths = []
+    e.model[0].register_forward_pre_hook(lambda _m, args: lengths.append(args[0]["input_ids"].shape[1]))
+    padded = e.encode(TEXTS, batch_size=2)
+    assert lengths and all(n % pipeline.embed.PAD_MULTIPLE == 0 for n in lengths)
+    e.model[0]._forward_pre_hooks.clear()  # the same model, every hook off: each batch at its own length
+    lengths.clear()
+    e.model[0].register_forward_pre_hook(lambda _m, args: lengths.append(args[0]["input_ids"].shape[1]))
+    plain = e.encode(TEXTS, batch_size=2)
+    assert any(n % pipeline.embed.PAD_MULTIPLE for n in lengths)
+    assert np.min(np.sum(padded * plain, axis=1)) > 0.9999  # bfloat16 rounds a little differently per shape
+
+
 @pytest.mark.parametrize(("native", "runs"), [(True, "torch-bf16"), (False, "torch")])
 def test_auto_runs_bf16_only_where_the_cpu_multiplies_it_natively(monkeypatch, torch_vectors, native, runs):
     monkeypatch.setattr(pipeline.embed, "bf16_native", lambda: native)
