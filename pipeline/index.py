@@ -36,9 +36,8 @@ def index_documents(
 ) -> dict[str, int]:
     """Make `documents` the served content of `source`: unchanged ones are kept as they are, new and
     changed ones chunked and embedded (reusing stored vectors of identical chunks), missing ones
-    removed. `progress(done, total)` is called with 0 first, then after each document is read (its
-chunks are embedded with those of the next documents, EMBED_GROUP at a time; all are embedded
-before the last call).
+    removed. `progress(done, total)` is called with 0 first, then for each document once it is in the
+    build (documents are embedded EMBED_GROUP chunks at a time, so the calls come in steps).
 
     A reindex of a source that is served already is atomic: nothing changes for readers until the
     build commits, and any exception aborts it. A FIRST build (nothing of `source` served) publishes
@@ -60,6 +59,7 @@ before the last call).
     build = store.begin(source)
     try:
         pending: list[tuple[Document, list[Chunk]]] = []  # read, not yet embedded: EMBED_GROUP chunks per call
+        reported = 0  # documents whose progress was reported
         for done, doc in enumerate(docs, start=1):
             if old.get(doc.id) == doc.hash:
                 build.keep(doc.id)
@@ -78,8 +78,11 @@ before the last call).
                 for kept in docs[:done]:
                     build.keep(kept.id)
                 publish_at = time.monotonic() + max(first_publish_s, time.monotonic() - started)
-            if progress:
-                progress(done, len(docs))
+            if not pending:  # every document read so far is in the build
+                if progress:
+                    for k in range(reported + 1, done + 1):
+                        progress(k, len(docs))
+                reported = done
         result = build.commit()
     except BaseException:
         build.abort()
