@@ -81,7 +81,7 @@ class Embedder:
                 self.backend_used = "torch"
                 if backend == "torch-bf16":
                     self.backend_used = backend  # a precision of the same model: nothing to load or fail
-                    pad_to_multiple(model[0], PAD_MULTIPLE, getattr(model.tokenizer, "pad_token_id", 0) or 0)
+                    pad_batches(model[0], getattr(model.tokenizer, "pad_token_id", 0) or 0)
                 elif backend != "torch":
                     try:
                         if backend == "torch-int8":
@@ -162,18 +162,30 @@ def onednn_cache(bf16: bool) -> None:
 # peaked 594 MB above the loaded model, against 204 MB for float32. With every batch padded to a
 # multiple of 32 tokens (a few lengths in all) it peaked 370 MB above, and ran 17% faster (40 s
 # against 48 s). float32 gained nothing from padding (766 against 753 MB, 68 against 63 s).
+# Short batches (sentences, two-sentence windows) then paid for up to 31 masked tokens each: padding
+# those of up to SHORT_UP_TO tokens to a multiple of 16 instead indexed 300 abstracts with their
+# sentence vectors in 69-76 s against 83-88 s, at the same peak memory (974-987 against 988-991 MB).
 PAD_MULTIPLE = 32
+SHORT_MULTIPLE, SHORT_UP_TO = 16, 128
 
 
-def pad_to_multiple(transformer, multiple: int, pad_id: int = 0) -> None:
-    """Pad every batch that `transformer` (a sentence-transformers model's first module) reads to a
-    multiple of `multiple` tokens, masked out: the same vectors (mean pooling reads the mask), from
-    few distinct input shapes."""
+def padded_length(n: int) -> int:
+    """The length a batch of `n` tokens is padded to: the next multiple of SHORT_MULTIPLE up to
+    SHORT_UP_TO tokens, of PAD_MULTIPLE beyond (12 lengths in all up to the model's 256)."""
+    multiple = SHORT_MULTIPLE if n <= SHORT_UP_TO else PAD_MULTIPLE
+    return n + (-n % multiple)
+
+
+def pad_batches(transformer, pad_id: int = 0) -> None:
+    """Pad every batch that `transformer` (a sentence-transformers model's first module) reads to its
+    `padded_length`, masked out: the same vectors (mean pooling reads the mask), from few distinct
+    input shapes."""
     import torch
 
     def pad(_module, args):
         features = args[0]
-        extra = -features["input_ids"].shape[1] % multiple
+        n = features["input_ids"].shape[1]
+        extra = padded_length(n) - n
         if extra:
             for key, value in (("input_ids", pad_id), ("attention_mask", 0), ("token_type_ids", 0)):
                 if key in features:
@@ -186,7 +198,7 @@ def bf16_native() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (Intel AMX). There, all-MiniLM-L6-v2
     under bfloat16 autocast embedded 2.0-2.9x faster than float32 (`benchmarks/bench.py`, 2 threads)
     with vectors at cosine 0.99997 or more of float32's, and near its peak memory once batches are
-    padded (PAD_MULTIPLE): 1,217 against 1,116 MB at 50k chunks.
+    padded (`padded_length`): 1,217 against 1,116 MB at 50k chunks.
     Elsewhere bfloat16 is emulated and slower, so `auto` keeps float32."""
     import torch
 

@@ -82,17 +82,27 @@ def test_bf16_gives_torch_vectors_to_rounding(torch_vectors):
     assert np.min(np.sum(got * torch_vectors, axis=1)) > 0.9999
 
 
-def test_bf16_pads_each_batch_to_a_multiple_of_32_tokens_and_keeps_the_vectors():
+@pytest.mark.parametrize(("n", "padded"), [(1, 16), (16, 16), (17, 32), (100, 112), (128, 128), (129, 160),
+                                           (160, 160), (250, 256), (256, 256)])
+def test_padded_length_is_a_multiple_of_16_for_short_batches_and_of_32_beyond(n, padded):
+    assert pipeline.embed.padded_length(n) == padded
+
+
+def test_padded_lengths_are_few():
+    assert len({pipeline.embed.padded_length(n) for n in range(1, 257)}) == 12
+
+
+def test_bf16_pads_each_batch_to_its_padded_length_and_keeps_the_vectors():
     e = Embedder("", "torch-bf16")
     lengths = []
     e.model[0].register_forward_pre_hook(lambda _m, args: lengths.append(args[0]["input_ids"].shape[1]))
     padded = e.encode(TEXTS, batch_size=2)
-    assert lengths and all(n % pipeline.embed.PAD_MULTIPLE == 0 for n in lengths)
+    assert lengths and all(pipeline.embed.padded_length(n) == n for n in lengths)
     e.model[0]._forward_pre_hooks.clear()  # the same model, every hook off: each batch at its own length
     lengths.clear()
     e.model[0].register_forward_pre_hook(lambda _m, args: lengths.append(args[0]["input_ids"].shape[1]))
     plain = e.encode(TEXTS, batch_size=2)
-    assert any(n % pipeline.embed.PAD_MULTIPLE for n in lengths)
+    assert any(pipeline.embed.padded_length(n) != n for n in lengths)
     assert np.min(np.sum(padded * plain, axis=1)) > 0.9999  # bfloat16 rounds a little differently per shape
 
 
