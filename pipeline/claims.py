@@ -28,6 +28,9 @@ _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Mrs|Ms|Dr|S
 # A lead-in the answer cites ("Routes can specify the methods: [1] By default …") ends its sentence,
 # though a colon and a capital do not otherwise ("Note: This …" stays one).
 _LEAD_IN = re.compile(r":" + CITATIONS.pattern + r"[ \t](?=[\"'(`]?[A-Z0-9`])")
+# A cited full stop ends a sentence whatever starts the next one, a lower-case code name included
+# ("… since npm v7 [1]. npm ls shows it [1]."): the space after it becomes a line break.
+_CITED_STOP = re.compile(CITATIONS.pattern + r"[.!][\"')\]]*[ \t]")
 _NOT_A_STATEMENT = re.compile(
     r"^(?:sources?|references?|citations?|see also|note|notes)\s*:?\s*$"
     r"|^(?:sources?|references?)\s*:"
@@ -74,7 +77,8 @@ def is_claim(sent, entity_types: Collection[str] = ()) -> bool:
     words = [t for t in sent if not (t.is_punct or t.is_space)]
     if len(words) < _MIN_TOKENS or text.endswith("?") or _NOT_A_STATEMENT.match(text):
         return False
-    content = [t for t in words if any(c.isalpha() for c in t.text) and not t.is_stop and t.lower_ not in _FILLER]
+    content = [t for t in words if (any(c.isalpha() for c in t.text) and not t.is_stop and t.lower_ not in _FILLER)
+               or any(c.isdigit() for c in t.text)]  # a value is content: "It defaults to 15."
     return len(content) >= _MIN_CONTENT_WORDS
 
 
@@ -102,7 +106,8 @@ def extract_claims(text: str, entity_types: Collection[str]) -> list[Claim]:
     types = {t.strip() for t in entity_types if t.strip()} if not isinstance(entity_types, str) else {
         t.strip() for t in entity_types.split(",") if t.strip()
     }
-    clean, offsets = _strip_with_map(_LEAD_IN.sub(lambda m: m.group(0)[:-1] + "\n", text))  # same length: offsets hold
+    breaks = _CITED_STOP.sub(lambda m: m.group(0)[:-1] + "\n", _LEAD_IN.sub(lambda m: m.group(0)[:-1] + "\n", text))
+    clean, offsets = _strip_with_map(breaks)  # same length: offsets hold
     if not clean.strip():
         return []
     nlp = load_nlp()

@@ -23,7 +23,8 @@ GENERIC_ACRONYMS = frozenset(
 _BACKTICK = re.compile(r"`([^`\n]{1,80})`")
 _CALL = re.compile(r"\b([A-Za-z_][\w.]*)\(")  # foo( / a.b.foo(
 _DOTTED = re.compile(r"(?<![\w.])\.?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w(])|(?<![\w.])\.[A-Za-z_]\w+")
-_SNAKE = re.compile(r"(?<![\w.-])-{0,2}[A-Za-z]\w*_\w*[A-Za-z0-9](?![\w])")  # url_prefix, RAVBOT_DATA_DIR
+_SNAKE = re.compile(r"(?<![\w.-])-{0,2}_*[A-Za-z]\w*_\w*[A-Za-z0-9](?![\w])"  # url_prefix, RAVBOT_DATA_DIR
+                    r"|(?<![\w.-])_+[A-Za-z][A-Za-z0-9]+_*(?![\w])")  # _cacache, __init__
 _FLAG = re.compile(r"(?<![\w-])--?[a-z][\w-]+")
 _CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z]+[A-Za-z0-9]*\b")  # KeePassXC, SecretStr
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9&-]*[A-Z0-9]\b")  # OPM, SF50, CORS

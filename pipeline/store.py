@@ -71,8 +71,8 @@ class Store(Protocol):
         """The chunks with these ids, in the same order (missing ids are skipped)."""
 
     def mentioned(self, names: Sequence[str]) -> set[str]:
-        """The names (as given) that some served chunk contains as whole words (`pipeline.names.mentions`):
-        the whole index is searched, not only the evidence of one claim."""
+        """The names (as given) that some served chunk contains as whole words (`pipeline.names.mentions`),
+        in its text or its title and headings: the whole index is searched, not only the evidence of one claim."""
 
     def counts(self) -> dict[str, int]:
         """{"documents": n, "chunks": n} of the served generation."""
@@ -272,7 +272,8 @@ class EmbeddedStore:
             # import ("from starlette.config import environ"), so for it every word, in any order
             queries = ['"' + " ".join(parts) + '"'] + ([" AND ".join(f'"{w}"' for w in parts)] if "." in name else [])
             # CROSS JOIN: FTS5's matches first (a name is rare), never a probe of FTS5 per served chunk
-            sql = ("select c.text from chunks_fts cross join chunks c on c.rowid = chunks_fts.rowid "
+            # the chunk's headings count: a reference page names each option only in its heading
+            sql = ("select c.context_text from chunks_fts cross join chunks c on c.rowid = chunks_fts.rowid "
                    "cross join members m on m.chunk_id = c.id and m.gen = ? where chunks_fts match ? limit 200")
             for query in queries:
                 try:

@@ -184,7 +184,7 @@ class WeaviateStore:
         found = set()
         for name in dict.fromkeys(names):
             ids = [cid for cid, _ in self.bm25_search(name, 50)]
-            if any(mentions(name, c.text) for c in self.chunks(ids)):
+            if any(mentions(name, c.context_text) for c in self.chunks(ids)):  # headings count
                 found.add(name)
         return found
 

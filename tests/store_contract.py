@@ -186,6 +186,12 @@ class StoreContract:
         asked = ["starlette.config.environ", "iter_bytes", "websocket.iter_text", "config.environ"]
         assert full.mentioned(asked) == {"starlette.config.environ", "iter_bytes"}
 
+    def test_mentioned_reads_titles_and_headings_too(self, full):
+        # a reference page names each option only in its heading: "maxsockets", then "Default: 15"
+        build(full, "cli", [item(make_doc("cli", "config", "", title="maxsockets", domain="eng"),
+                                 ["Default: 15. The maximum number of connections to use per origin."], [unit(1, 1, 0)])])
+        assert full.mentioned(["maxsockets", "--maxsockets", "maxconnections"]) == {"maxsockets", "--maxsockets"}
+
     def test_bm25_treats_query_syntax_in_user_text_as_words(self, full):
         for query in ['"salary', "NOT salary AND (leave", "salary* OR -leave:", "col:umn ^ NEAR(x y)", "'; drop table chunks; --"]:
             full.bm25_search(query, 5)  # must not raise

@@ -90,6 +90,22 @@ def test_splitting_respects_identifiers_files_versions_urls_and_abbreviations(te
     assert all(text[c.start:c.end].startswith(c.text[:10]) for c in claims)
 
 
+def test_a_cited_full_stop_ends_a_sentence_before_a_lower_case_code_name():
+    text = ("lockfileVersion 3 is used by npm v9 and above [1]. npm will still read older lockfiles [1]. "
+            "package-lock.json is meant to be committed [2].")
+    claims = extract_claims(text, TYPES)
+    assert [c.text for c in claims] == ["lockfileVersion 3 is used by npm v9 and above.",
+                                        "npm will still read older lockfiles.", "package-lock.json is meant to be committed."]
+    assert [text[c.start:c.end] for c in claims][1] == "npm will still read older lockfiles [1]."
+    # without a citation, a lower-case word after a full stop goes on as before: one sentence
+    assert len(extract_claims("It runs on v9. npm reads it.", TYPES)) == 1
+
+
+@pytest.mark.parametrize("answer", ["It defaults to 15 [1].", "The limit is 240 hours [1].", "It was released in 2019."])
+def test_a_short_sentence_with_a_value_is_a_claim(answer):
+    assert len(extract_claims(answer, TYPES)) == 1
+
+
 def test_entity_types_are_configurable():
     text = "Marie Curie worked in Paris."
     assert extract_claims(text, ["PERSON"])[0].entities == (("Marie Curie", "PERSON"),)

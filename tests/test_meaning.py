@@ -67,8 +67,11 @@ def test_negation_is_compared_where_it_is_asserted(claim, sentence, differs):
 @pytest.mark.parametrize(("text", "kept"), [
     ("A RuntimeError is raised if it isn't supported.", "A RuntimeError is raised ."),
     ("Award leave is not paid out when you leave TTS.", "Award leave is not paid out ."),
+    # the words kept are spaced as written: a flag stays one word ("--no-git-tag-version", not "no")
+    ("If you want the version bump without the commit and tag, run npm --no-git-tag-version version.",
+     ", run npm --no-git-tag-version version."),
     ("StaticFiles doesn't follow links unless you set it.", "StaticFiles doesn't follow links unless you set it."),
-    ("Step 3 - If it is not there, submit a request.", ", submit a request ."),
+    ("Step 3 - If it is not there, submit a request.", ", submit a request."),
     ("- Leave is not paid out.", "Leave is not paid out."),
 ])
 def test_asserted_sets_conditions_aside_but_keeps_unless(text, kept):
@@ -92,6 +95,12 @@ def test_asserted_sets_conditions_aside_but_keeps_unless(text, kept):
     # code names compare as written (the lemmatiser would strip "allow_headers" to "allow_header")
     ("The allow_methods and allow_headers options can be set to a wildcard.",
      "The allow_methods and allow_headers options cannot be set to a wildcard.", "allow_methods"),
+    # a participle describing a noun is not negated by the negation above it
+    ("Not every workspace has to implement a script that you run with npm run.",
+     "It is not required for all of the workspaces to implement scripts run with the `npm run` command.", ""),
+    # a verb used as a preposition ("including") is no predicate to oppose "excluded"
+    ("Ignored files are excluded from the package, including those in child directories.",
+     "Ignored files in all child directories will be excluded from the package.", ""),
 ])
 def test_flipped_reads_negation_and_opposites_in_context(claim, evidence, flip):
     found = meaning.flipped(claim, [evidence])
@@ -110,6 +119,10 @@ def test_flipped_reads_negation_and_opposites_in_context(claim, evidence, flip):
     # raising an error is how a call fails
     ("A second read of the body works.", "A second read of the body raises a RuntimeError.", "raises a RuntimeError"),
     ("A second read of the body raises an exception.", "A second read of the body raises a RuntimeError.", ""),
+    # ignoring a flag is the opposite of honouring it; a negation with an exception is a restriction
+    ("In global mode the --no-save flag is still honored.", "In global mode the --no-save flag is ignored.", "ignored"),
+    ("Clearing the cache is only needed to reclaim disk space.",
+     "It should never be necessary to clear the cache for any reason other than reclaiming disk space.", ""),
     # a keyword of code is no predicate: "return" here is Python's, not "give back"
     ("The option keeps the route out of the schema.", "return schemas.Response(route=route) schema = [", ""),
 ])
@@ -184,6 +197,7 @@ def test_a_flipped_need_is_still_a_flip():
     ("The release is published after two maintainers approve it.", "two maintainers approve"),
     ("You can request one box a year of business cards.", "one box a year"),
     ("Backups are kept for 30 days, then moved to tape.", "moved to tape"),  # an action joined to the statement
+    ("The docs recommend sending the request form to your supervisor.", ""),  # attributing it to the documents adds nothing
 ])
 def test_unstated_details_are_things_and_quantities_not_reworded_actions(claim, unstated):
     passages = ["Send the request form to your supervisor. The decorator takes a redirect parameter. "
@@ -216,6 +230,13 @@ def test_a_clause_with_its_own_negation_keeps_it():
     ("check_dir defaults to True, so the directory must exist.",
      "Signature: `StaticFiles(directory=None, check_dir=True, follow_symlink=False)`", ""),
     ("It defaults to False.", "Signature: `StaticFiles(directory=None, check_dir=True)`", ""),  # no option named
+    # a reference page's section: the option's heading, then "Default: …"
+    ("The license comes from the init-license config, whose default is MIT.",
+     'Config Settings > init-license * Default: "ISC" * Type: String', "init-license=ISC"),
+    ("Retries are set by fetch-retries, which defaults to 2.", "Config Settings > fetch-retries * Default: 2", ""),
+    # a leading-underscore name in the same place as the source's
+    ("npm keeps its cache in a directory named _logs inside the cache folder.",
+     "npm stores cache data in an opaque directory within the configured cache, named _cacache.", "_cacache"),
 ])
 def test_an_options_default_is_compared_with_the_sources(claim, sentence, rival):
     assert meaning.name_in_place(claim, sentence, sentence)[1] == rival
@@ -301,6 +322,12 @@ def test_names_spelled_alike(a, b, alike):
     ("* `WebSocketException(code=1008, reason=None)` You can set any code valid as defined.", False),
     ("The `samesite` flag is 'none' by default.", False),
     ("None of the codes are valid.", True),
+    # idioms and answer words that negate nothing, and a negation with an exception ("only X")
+    ("Scripts run from the package root no matter which directory you call npm run from.", False),
+    ("It is not only fast but small.", False),
+    ("Usually not: the cache verifies itself.", False),
+    ("It should never be necessary to clear the cache for any reason other than reclaiming disk space.", False),
+    ("It should never be necessary to clear the cache.", True),
 ])
 def test_code_and_quoted_values_are_no_negation(text, negative):
     assert align.negated(text) is negative

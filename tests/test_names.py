@@ -13,6 +13,7 @@ from pipeline.names import mentions, names, normal
     ("Then register it with add_url_convertor(\"datetime\", DateTimeConvertor()).", ["add_url_convertor", "DateTimeConvertor"]),
     ("Secrets are read from a .env file and the .netrc file.", [".env", ".netrc"]),
     ("Run it with the --reload flag and RAVBOT_DATA_DIR set.", ["--reload", "RAVBOT_DATA_DIR"]),
+    ("The cache lives in a folder named _cacache, next to __init__.py.", ["_cacache", "__init__.py"]),
     ("Most GSA virtual meetings should be conducted in Microsoft Teams.", ["GSA", "Microsoft Teams"]),
     ("It goes to the Consolidated Processing Center (CPC) in Fort Worth.", ["Consolidated Processing Center", "CPC", "Fort Worth"]),
     ("Report it with the PhishAlarm tool.", ["PhishAlarm"]),

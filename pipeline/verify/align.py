@@ -119,8 +119,12 @@ def negated(text: str) -> bool:
     """Whether the text says something in the negative: it has a negation word, or an "unless", but
     not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
     told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once."""
-    words = terms(_QUOTED.sub(" ", meaning.ANSWER_WORD.sub("", text)))  # "No, X isn't Y" negates once
-    return any(negates_at(words, i) for i in range(len(words))) != ("unless" in words)
+    text = meaning.NOT_NEGATING.sub(" ", _QUOTED.sub(" ", meaning.ANSWER_WORD.sub("", text)))  # "No, X isn't Y" negates once
+    words = terms(text)
+    negative = any(negates_at(words, i) for i in range(len(words)))
+    if negative and meaning.EXCEPTION.search(text):
+        negative = False  # "never needed for any reason other than X" restricts: "only needed for X"
+    return negative != ("unless" in words)
 
 
 def _focus(claim: str, sentence: str) -> list[str]:

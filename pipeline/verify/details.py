@@ -18,7 +18,10 @@ _GENERIC = frozenset(
     "example instance case way thing things part kind type sort lot number amount time times able possible "
     "directly specifically particular certain various different several other another following like "
     "want need mean means make makes made get gets give gives given take takes put puts use used uses using "
-    "called call calls known name named available new first etc well one ones idea chance opportunity".split()
+    "called call calls known name named available new first etc well one ones idea chance opportunity "
+    # … and words that attribute a statement to the documents ("the docs suggest running …")
+    "docs doc documentation documents say says suggest suggests recommend recommends recommended according "
+    "mention mentions mentioned describe describes described".split()
 )
 
 

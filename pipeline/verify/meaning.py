@@ -25,7 +25,14 @@ _NEGATING_HEADS = frozenset("prohibit forbid prevent stop avoid refuse fail deny
 _LIGHT = frozenset("be have do can could may might must shall should will would get make let need go take say use".split())
 _NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no" as a determiner: below)
 # A leading answer word ("No, X isn't Y", "Not always: …") is no negation of the statement after it.
-ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really)\b[,:;.!]\s*", re.IGNORECASE)
+ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really|(?:usually|generally|normally|"
+                         r"typically|probably|mostly|often|rarely|certainly|definitely|absolutely|unfortunately) (?:not|no|yes))"
+                         r"\b[,:;.!]\s*", re.IGNORECASE)
+# Negation words that negate nothing where they stand: "no matter which directory", "not only … but".
+NOT_NEGATING = re.compile(r"\b(?:no matter|not only)\b", re.IGNORECASE)
+# An exception after a negation makes it a restriction: "never needed for any reason other than X" says
+# "only needed for X", so neither side of it is a flip of the other.
+EXCEPTION = re.compile(r"\b(?:other than|except|apart from|aside from|besides)\b", re.IGNORECASE)
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
 
 
@@ -95,6 +102,8 @@ def _negated(token) -> bool:
             count += 1
         if t.dep_ == "ccomp" and any(c.dep_ == "neg" for c in t.children):
             break  # a clause with its own negation: "Sick Leave will not be paid out; however, you will not lose it"
+        if t.dep_ == "acl" and t.tag_ in ("VBN", "VBG"):
+            break  # a participle describing a noun ("not required to implement scripts run with npm run")
         purpose = t.dep_ == "advcl" and any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)
         if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj", "acl") \
                 and not purpose:
@@ -134,8 +143,8 @@ def asserted(text: str) -> str:
             drop.update(w.i for w in t.subtree)
     if not drop:
         return text
-    original = doc.user_data.get("text", doc.text)
-    return " ".join(original[t.idx:t.idx + len(t.text)] for t in doc if t.i not in drop)
+    original = doc.user_data.get("text", doc.text)  # its own spacing: "--no-save" stays one word
+    return "".join(original[t.idx:t.idx + len(t.text)] + t.whitespace_ for t in doc if t.i not in drop).strip()
 
 
 def _unless(token) -> bool:
@@ -177,7 +186,7 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
     doc = parse(ANSWER_WORD.sub("", asserted(text)))
     scopes = []
     for t in doc:
-        if t.dep_ == "intj" or not (t.lower_ in _NEG_CUES or t.lower_.endswith("n't")):
+        if t.dep_ == "intj" or not (t.lower_ in _NEG_CUES or t.lower_.endswith("n't")) or _idiom(t):
             continue
         head = t if t.lower_ in SELF_NEGATING else t.head
         while head.pos_ == "ADV" and head.head is not head:
@@ -197,6 +206,12 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
         if kept and core:
             scopes.append((" ".join(w.text for w in kept), frozenset(core)))
     return scopes
+
+
+def _idiom(token) -> bool:
+    """Whether a negation word is part of an idiom that negates nothing (`NOT_NEGATING`)."""
+    following = token.doc[token.i + 1].lower_ if token.i + 1 < len(token.doc) else ""
+    return bool(NOT_NEGATING.fullmatch(f"{token.lower_} {following}"))
 
 
 def _word(token) -> str:
@@ -279,8 +294,9 @@ def _lemma(token) -> str:
 
 
 def _predicates(doc) -> list:
+    # a verb used as a preposition ("…, including child directories") states no predicate
     return [t for t in doc if (t.pos_ in ("VERB", "ADJ") or (t.pos_ == "ADP" and t.lower_ in ("before", "after")))
-            and t.is_alpha and _lemma(t) not in _LIGHT]
+            and t.is_alpha and _lemma(t) not in _LIGHT and not (t.pos_ == "VERB" and t.dep_ == "prep")]
 
 
 def _subject_words(token) -> set[str]:
@@ -311,7 +327,9 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     two share a word of their clauses besides the predicate, and a subject both name has a word in
     common. A flip counts only where no sentence states that predicate the claim's way."""
     claim_doc = parse(ANSWER_WORD.sub("", claim))
-    sentence_docs = [parse(s) for s in sentences if s]
+    if EXCEPTION.search(claim):
+        return ""
+    sentence_docs = [parse(s) for s in sentences if s and not EXCEPTION.search(s)]
     for t in _predicates(claim_doc):
         lemma, negated = _lemma(t), _negated(t)
         arguments = _arguments(t)
@@ -344,6 +362,8 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     ("conducted in Microsoft Teams" / "conducted in Google Meet"), or an option's default the
     sentence gives otherwise ("defaults to True" / "follow_symlink=False"); ('', '') otherwise."""
     default = _default_rival(claim, sentence)  # "defaults to True" where the source has "follow_symlink=False"
+    if not default[1] and passage != sentence:
+        default = _default_rival(claim, passage, fields_only=True)  # the section's "* Default: …" line
     if default[1]:
         return default
     claim_names = [n for n in namelib.names(claim) if not namelib.mentions(n.text, passage)]
@@ -392,24 +412,31 @@ def _camel_parts(name: str) -> list[str]:
     return [p.lower() for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name) if len(p) > 2]
 
 
-# "the follow_symlink option defaults to True", "`samesite` defaults to 'lax'"
-_DEFAULTS_TO = re.compile(r"`?([A-Za-z_][\w.]*)`?(?:\s+(?:option|argument|parameter|setting|flag|attribute))?"
-                          r"\s+defaults?\s+to\s+`?([\w.'\"/-]+?)`?(?=[\s,;:)]|\.?$|\.\s)")
+# "the follow_symlink option defaults to True", "`samesite` defaults to 'lax'", "the init-license config,
+# whose default is ISC"
+_DEFAULTS_TO = re.compile(r"`?([A-Za-z_][\w.-]*)`?(?:\s+(?:option|argument|parameter|setting|flag|attribute|config))?"
+                          r",?\s+(?:(?:which|whose)\s+)?defaults?\s+(?:to|is)\s+`?([\w.'\"/-]+?)`?(?=[\s,;:)]|\.?$|\.\s)")
+# a reference page's "* Default: 15" under the option's heading
+_DEFAULT_FIELD = re.compile(r"(?<![\w-])Default:\s*[\"'`]?([^\"'`\s,;]+)")
 
 
-def _default_rival(claim: str, sentence: str) -> tuple[str, str]:
+def _default_rival(claim: str, sentence: str, fields_only: bool = False) -> tuple[str, str]:
     """(the claim's default, the source's) when the claim says a named option defaults to one value
-    and the sentence gives it another, in a signature ("follow_symlink=False") or in words
-    ("`follow_symlink` … Defaults to `False`"); ('', '') otherwise."""
+    and the sentence gives it another, in a signature ("follow_symlink=False"), in words
+    ("`follow_symlink` … Defaults to `False`"), or as the one "Default: …" field of a text that names
+    the option (a reference page's section); `fields_only`: that last way only. ('', '') otherwise."""
     for m in _DEFAULTS_TO.finditer(claim):
         name, value = m.group(1), m.group(2).strip("'\"").lower()
         if "_" not in name and not name[:1].islower():
             continue  # only an option's code name counts ("samesite", "check_dir"); "It defaults to …" names none
-        for pattern in (rf"(?<![\w.]){re.escape(name)}\s*=\s*([^,)\s]+)",
-                        rf"`{re.escape(name)}`[^\n]*?[Dd]efaults? to `?([^`\s,;]+?)`?(?=[\s,;)]|\.?$|\.\s)"):
-            found = re.search(pattern, sentence)
-            if found and found.group(1).strip("'\"`").lower() != value:
-                return m.group(2), f"{name}={found.group(1).strip('`')}"
+        patterns = () if fields_only else (rf"(?<![\w.]){re.escape(name)}\s*=\s*([^,)\s]+)",
+                                           rf"`{re.escape(name)}`[^\n]*?[Dd]efaults? to `?([^`\s,;]+?)`?(?=[\s,;)]|\.?$|\.\s)")
+        found = [f for pattern in patterns if (f := re.search(pattern, sentence))]
+        if not found and namelib.mentions(name, sentence) and len(_DEFAULT_FIELD.findall(sentence)) == 1:
+            found = [_DEFAULT_FIELD.search(sentence)]  # the option's section: "init-license * Default: "ISC""
+        for f in found:
+            if f.group(1).strip("'\"`").lower() != value:
+                return m.group(2), f"{name}={f.group(1).strip('`')}"
     return "", ""
 
 

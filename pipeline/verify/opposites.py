@@ -19,6 +19,8 @@ OPPOSITES = (
     ("show", "hide"), ("visible", "hidden"), ("open", "close"), ("start", "stop"), ("add", "remove"),
     ("include", "omit"), ("inclusive", "exclusive"), ("local", "remote"), ("internal", "external"),
     ("minimum", "maximum"), ("present", "absent"), ("same", "different"), ("connect", "disconnect"),
+    ("honor", "ignore"), ("honour", "ignore"), ("respect", "ignore"), ("obey", "ignore"),
+    ("prefer", "ignore"), ("first", "last"), ("earliest", "latest"), ("oldest", "newest"),
 )
 # Predicates a negating prefix turns into their opposite when the rest is the other word: "unsafe" /
 # "safe", "invalid" / "valid", "non-blocking" / "blocking", "unlock" / "lock" (adjectives; verbs with "un").
