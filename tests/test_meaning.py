@@ -131,6 +131,30 @@ def test_flipped_reads_opposites_from_the_lexicon_prefixes_and_errors(claim, evi
     assert (found == "") == (flip == "") and flip in found, found
 
 
+@pytest.mark.parametrize(("claim", "swap"), [
+    ("When both files exist, npm ignores the .npmignore and uses only the .gitignore.", "the `.gitignore` is ignored"),
+    ("When both files exist, npm ignores the .gitignore and uses only the .npmignore.", ""),
+    ("npm ignores the .gitignore.", ""),  # one name: nothing to swap
+])
+def test_a_predicate_on_the_other_of_two_names_is_a_swap(claim, swap):
+    evidence = "If both files exist, then the `.gitignore` is ignored, and only the `.npmignore` is used."
+    assert meaning.swapped(claim, [evidence]) == swap
+
+
+def test_a_predicate_said_of_the_claims_name_somewhere_is_no_swap():
+    evidence = ("If you call `websocket.close()` before calling `websocket.accept()` then the server will "
+                "automatically send a HTTP 403 error to the client.")
+    claim = "Calling websocket.close() before websocket.accept() makes the server send an HTTP 403 error."
+    assert meaning.swapped(claim, [evidence]) == ""
+
+
+def test_a_name_attached_to_the_object_is_not_what_the_predicate_acts_on():
+    claim = "Hotels booked through AdTrav are charged to a personal card, while flights are charged to GSA."
+    evidence = ("If you book through AdTrav, hotels will be charged against a personal card, but flights or rail "
+                "will be charged directly to the GSA.")
+    assert meaning.swapped(claim, [evidence]) == ""
+
+
 @pytest.mark.parametrize(("a", "b", "pos", "opposite"), [
     ("safe", "unsafe", "ADJ", True), ("valid", "invalid", "ADJ", True), ("blocking", "non-blocking", "ADJ", True),
     ("lock", "unlock", "VERB", True), ("form", "inform", "VERB", False), ("do", "undo", "VERB", False),

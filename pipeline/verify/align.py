@@ -331,7 +331,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
         rival = meaning.heading_rival(a.invented, evidence[a.evidence_index], claim)
         if rival:
             a.name, a.name_rival = a.invented, rival
-    a.flip = meaning.flipped(claim, about)
+    a.flip = meaning.flipped(claim, about) or meaning.swapped(claim, about)
     a.extra = details.unstated_details(claim, passages, given) if a.cited else ""
 
 

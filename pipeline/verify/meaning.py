@@ -356,6 +356,56 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     return ""
 
 
+def _patients(token) -> set[str]:
+    """The names (normal form) a predicate acts on: those that begin in its object, or its subject
+    when it is passive, not counting what is attached to that noun ("npm ignores the .npmignore",
+    "the .gitignore is ignored"; not "AdTrav" in "hotels booked through AdTrav are charged")."""
+    if token.pos_ != "VERB":
+        return set()
+    core: list = []
+    for c in token.children:
+        if c.dep_ in ("dobj", "nsubjpass", "oprd"):
+            attached = {w.i for a in c.children if a.dep_ in ("prep", "acl", "relcl", "conj", "cc") for w in a.subtree}
+            core += [w for w in c.subtree if w.i not in attached]
+    doc = token.doc
+    return {n.key for n in namelib.names(doc.user_data.get("text", doc.text))
+            if any(w.idx <= n.start < w.idx + len(w.text) for w in core)}
+
+
+def swapped(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's words where a predicate of the claim acts on another of two names that both
+    texts hold: "npm ignores the .npmignore and uses the .gitignore" against "the .gitignore is
+    ignored, and only the .npmignore is used". The same predicate, said the same way, on the name the
+    claim gives the other role, and nowhere on the claim's. '' when there is none."""
+    claim_doc = parse(ANSWER_WORD.sub("", claim))
+    claim_keys = {n.key for n in namelib.names(claim)}
+    if len(claim_keys) < 2:
+        return ""
+    docs = [d for d in (parse(s) for s in sentences if s)
+            if len(claim_keys & {n.key for n in namelib.names(d.user_data.get("text", d.text))}) >= 2]
+    for t in _predicates(claim_doc):
+        mine = _patients(t) & claim_keys
+        if not mine:
+            continue
+        agree, disagree = False, None
+        for doc in docs:
+            for e in _predicates(doc):
+                theirs = _patients(e) & claim_keys
+                if _lemma(e) != _lemma(t) or _negated(e) != _negated(t) or not theirs:
+                    continue
+                if theirs & mine:
+                    agree = True
+                else:
+                    disagree = disagree or e
+        if disagree is not None and not agree:
+            e, doc = disagree, disagree.doc
+            skip = {w.i for c in e.children if c.dep_ in ("advcl", "cc", "advmod", "mark") for w in c.subtree}
+            kept = sorted(w.i for w in _own_clause(e) if w.i not in skip and not w.is_punct)
+            text = doc.user_data.get("text", doc.text)
+            return text[doc[kept[0]].idx:doc[kept[-1]].idx + len(doc[kept[-1]].text)]  # "the `.gitignore` is ignored"
+    return ""
+
+
 def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     """(the claim's name, the evidence's name in its place) when a name of the claim is nowhere in the
     evidence `passage` and the aligned `sentence` has another name between the same words
