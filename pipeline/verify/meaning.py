@@ -326,9 +326,9 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     'plugins are designed to not perform any I/O' flips 'plugins perform I/O'. "The same thing": the
     two share a word of their clauses besides the predicate, and a subject both name has a word in
     common. A flip counts only where no sentence states that predicate the claim's way."""
-    claim_doc = parse(ANSWER_WORD.sub("", claim))
     if EXCEPTION.search(claim):
         return ""
+    claim_doc = parse(ANSWER_WORD.sub("", claim))
     sentence_docs = [parse(s) for s in sentences if s and not EXCEPTION.search(s)]
     for t in _predicates(claim_doc):
         lemma, negated = _lemma(t), _negated(t)
@@ -356,10 +356,11 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     return ""
 
 
-def _patients(token) -> set[str]:
-    """The names (normal form) a predicate acts on: those that begin in its object, or its subject
-    when it is passive, not counting what is attached to that noun ("npm ignores the .npmignore",
-    "the .gitignore is ignored"; not "AdTrav" in "hotels booked through AdTrav are charged")."""
+def _patients(token, names: Sequence[namelib.Name]) -> set[str]:
+    """Of `names` (those of the token's text), the ones (normal form) a predicate acts on: those that
+    begin in its object, or its subject when it is passive, not counting what is attached to that noun
+    ("npm ignores the .npmignore", "the .gitignore is ignored"; not "AdTrav" in "hotels booked through
+    AdTrav are charged")."""
     if token.pos_ != "VERB":
         return set()
     core: list = []
@@ -367,9 +368,7 @@ def _patients(token) -> set[str]:
         if c.dep_ in ("dobj", "nsubjpass", "oprd"):
             attached = {w.i for a in c.children if a.dep_ in ("prep", "acl", "relcl", "conj", "cc") for w in a.subtree}
             core += [w for w in c.subtree if w.i not in attached]
-    doc = token.doc
-    return {n.key for n in namelib.names(doc.user_data.get("text", doc.text))
-            if any(w.idx <= n.start < w.idx + len(w.text) for w in core)}
+    return {n.key for n in names if any(w.idx <= n.start < w.idx + len(w.text) for w in core)}
 
 
 def swapped(claim: str, sentences: Iterable[str]) -> str:
@@ -377,20 +376,21 @@ def swapped(claim: str, sentences: Iterable[str]) -> str:
     texts hold: "npm ignores the .npmignore and uses the .gitignore" against "the .gitignore is
     ignored, and only the .npmignore is used". The same predicate, said the same way, on the name the
     claim gives the other role, and nowhere on the claim's. '' when there is none."""
-    claim_doc = parse(ANSWER_WORD.sub("", claim))
-    claim_keys = {n.key for n in namelib.names(claim)}
+    claim_text = ANSWER_WORD.sub("", claim)
+    claim_names = namelib.names(claim_text)
+    claim_keys = {n.key for n in claim_names}
     if len(claim_keys) < 2:
         return ""
-    docs = [d for d in (parse(s) for s in sentences if s)
-            if len(claim_keys & {n.key for n in namelib.names(d.user_data.get("text", d.text))}) >= 2]
-    for t in _predicates(claim_doc):
-        mine = _patients(t) & claim_keys
+    docs = [(d, namelib.names(d.user_data.get("text", d.text))) for d in (parse(s) for s in sentences if s)]
+    docs = [(d, found) for d, found in docs if len(claim_keys & {n.key for n in found}) >= 2]
+    for t in _predicates(parse(claim_text)):
+        mine = _patients(t, claim_names) & claim_keys
         if not mine:
             continue
         agree, disagree = False, None
-        for doc in docs:
+        for doc, found in docs:
             for e in _predicates(doc):
-                theirs = _patients(e) & claim_keys
+                theirs = _patients(e, found) & claim_keys
                 if _lemma(e) != _lemma(t) or _negated(e) != _negated(t) or not theirs:
                     continue
                 if theirs & mine:
