@@ -165,7 +165,7 @@ ANSWER_TYPES: dict[str, tuple[re.Pattern, re.Pattern]] = {
     # a "when" is answered by a date or by a span of time ("after 90 days", "within 72 hours")
     "date": (re.compile(r"^\s*when\b|\bwhen (?:is|are|do|does|did|will|should|must|can|was)\b|\bwhat (?:date|day|year|month)\b|\b(?:deadline|due date)\b|\bby when\b", re.I),
              re.compile(rf"\b{_MONTHS}\.?\s+\d{{1,2}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b{_MONTHS}\s+\d{{4}}\b|\b(?:19|20)\d{{2}}\b|\bFY\s?\d{{2}}\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b|{_DURATION}", re.I)),
-    "version": (re.compile(r"\bversions?\b|\breleased?\b|\bsince\b", re.I),
+    "version": (re.compile(r"\bversions?\b|\breleased?\b|\bsince\b|\b(?:introduced|added|new in)\b", re.I),
                 re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\bv\d+\b", re.I)),
     "default": (re.compile(r"\bdefaults?\b|\bdefault value\b", re.I),
                 re.compile(r"\bdefaults?\b.*?(?:`[^`]+`|\b\d+\b|\"[^\"]+\"|'[^']+'|\b(?:True|False|None)\b)|(?:`[^`]+`|\b\d+\b|\b(?:True|False|None)\b).*?\bdefaults?\b", re.I)),
@@ -245,10 +245,21 @@ def _candidates(hits: Sequence[Hit], chunk_number: dict[str, int]) -> list[_Cand
     for rank, hit in enumerate(hits):
         units = tuple(prose_units(hit.chunk.text))
         for i, unit in enumerate(units):
-            if i == 0 and hit.chunk.position > 0 and not unit.item and unit.text[:1].islower():
+            if i == 0 and hit.chunk.position > 0 and not unit.item and _cut_start(unit.text, hit):
                 continue  # the tail of the previous chunk, cut mid-sentence
             out.append(_Candidate(unit.text, chunk_number[hit.chunk.id], rank, i, unit, units))
     return out
+
+
+def _cut_start(text: str, hit: Hit) -> bool:
+    """Whether a chunk's first sentence may be the end of one cut at the chunk boundary: it opens
+    in lower case with a word that is not a name of the document ("npm stores…" in npm's docs is whole)."""
+    first = re.match(r"[`*_]*([a-z][\w.-]*)", text)
+    if not first:
+        return False
+    word = first.group(1).lower()
+    named = " ".join((hit.chunk.title, *hit.chunk.headings, hit.chunk.path)).lower()
+    return not re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", named)
 
 
 def _item_span(units: Sequence[Unit], order: int) -> range:
@@ -334,6 +345,25 @@ def _section_value(hit: Hit, types: Sequence[str]) -> str:
     return ""
 
 
+# A reference entry's default field ("* Default: 15", "- **Default:** `false`"): the value belongs to
+# the entry's sentences ("The maximum number of connections to use per origin.").
+_DEFAULT_FIELD = re.compile(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*\S", re.I)
+
+
+def _field(hit: Hit, units: Sequence[Unit], types: Sequence[str], question: str) -> str:
+    """The hit's default field carrying a value of `types`, led by the entry's name (its deepest
+    heading): "`maxsockets` default: 15"; or ""."""
+    fields = [u.text for u in units if u.item and _DEFAULT_FIELD.match(u.text)]
+    if len(fields) != 1 or not has_value(fields[0], types, question):
+        return ""
+    value = re.sub(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*", "", fields[0], flags=re.I).rstrip(" .")
+    name = " ".join(hit.chunk.headings[-1].split()).strip("#*_ :") if hit.chunk.headings else ""
+    if not name:
+        return ""
+    name = f"`{name.strip('`')}`" if " " not in name else name[0].upper() + name[1:]
+    return f"{name} default: {value}"
+
+
 def _carries(c: _Candidate, types: Sequence[str], question: str) -> bool:
     """Whether the sentence, or the part of its list item that comes with it, carries a value of `types`."""
     span = _item_span(c.chunk_units, c.order) if c.unit.item else range(c.order, c.order + 1)
@@ -371,7 +401,8 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     sentences are enough. A kept list item brings its lead-in and the whole item, a kept lead-in
     its items, a sentence the next one when that one finishes its thought ("In this case, …");
     when the value is in the section's heading rather than its sentences (a release's version),
-    the heading leads them. They are ordered by relevance, chunk by chunk, and by reading order
+    the heading leads them; when it is in the entry's default field ("* Default: 15"), the entry's
+    name and default lead them. They are ordered by relevance, chunk by chunk, and by reading order
     within a chunk. A how-to question's answer ends with the code block of the quoted documents'
     chunks that best matches it (`pipeline.examples.best_example`)."""
     all_candidates = _candidates(hits, chunk_number)
@@ -387,7 +418,9 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     qv = embedder.encode([question])[0] if question_vector is None else question_vector
     types = answer_types(question)
     labels = {rank: _section_value(hit, types) for rank, hit in enumerate(hits)}
-    carries = [bool(types) and c.hit < best_chunks and (_carries(c, types, question) or bool(labels[c.hit]))
+    units_of = {c.hit: c.chunk_units for c in all_candidates}
+    fields = {rank: _field(hit, units_of.get(rank, ()), types, question) if types else "" for rank, hit in enumerate(hits)}
+    carries = [bool(types) and c.hit < best_chunks and (_carries(c, types, question) or bool(labels[c.hit] or fields[c.hit]))
                for c in candidates]
     scores = _relevance(question, candidates, embedder, qv, np.array([0.15 if v else 0.0 for v in carries]))
     chosen: list[int] = []
@@ -421,7 +454,6 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     group_score: dict[int, float] = {}
     for (hit, _), score in picked.items():
         group_score[hit] = max(group_score.get(hit, -9.0), score)
-    units_of = {c.hit: c.chunk_units for c in all_candidates}
     source_of = {c.hit: c.source for c in all_candidates}
     parts: list[str] = []
     taken: list[frozenset[str]] = []
@@ -434,6 +466,11 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
             # the value is the section's: its heading leads the sentences ("0.40.0 (October 15, 2024):")
             taken.append(_tokens(label))
             parts.append(("\n" if parts else "") + f"{label}: [{source_of[hit]}]")
+            in_item = True
+        if (field := fields[hit]) and not any(near_duplicate(_tokens(field), t) for t in taken):
+            # the entry's default, from its field list: it leads the entry's sentences
+            taken.append(_tokens(field))
+            parts.append(("\n" if parts else "") + f"{field}. [{source_of[hit]}]")
             in_item = True
         for order in orders:
             unit = units_of[hit][order]

@@ -13,7 +13,7 @@ from pipeline.generate import (
     number_sources,
     prose_units,
 )
-from pipeline.types import Chunk, Hit
+from pipeline.types import IDK, Chunk, Hit
 
 
 def _hits(*texts: str, first_position: int = 0) -> tuple[list[Hit], dict[str, int]]:
@@ -160,3 +160,33 @@ def test_a_quoted_excerpt_that_opens_in_lower_case_is_quoted_as_a_sentence(embed
                           "initiated by GSA employees.\n\nGSA employees may join Zoom meetings hosted by partners.")
     answer = generate_extractive("Which Zoom may GSA employees use for their meetings?", hits, numbers, embedder)
     assert "Only Zoom for Government may be used for Zoom meetings initiated by GSA employees." in _sentences(answer)
+
+
+def test_a_reference_entrys_default_field_leads_its_sentence(embedder):
+    # a config reference gives each option a field list and one sentence: the value is the field's
+    text = "* Default: 15\n* Type: Number\n\nThe maximum number of connections to use per origin.\n"
+    chunk = Chunk(id="c0", doc_id="kb:config", text=text, context_text=text, title="Config", path="config.md",
+                  headings=("Config Settings", "maxsockets"), position=40)
+    hits = [Hit(chunk=chunk, score=1.0)]
+    answer = generate_extractive("How many connections can be used per origin at most?", hits, number_sources(hits)[1], embedder)
+    assert answer == ("`maxsockets` default: 15. [1]\n"
+                      "The maximum number of connections to use per origin. [1]")
+    # a question that asks for no value gets the sentence alone
+    plain = generate_extractive("What does the connections per origin setting mean?", hits, number_sources(hits)[1], embedder)
+    assert plain == "The maximum number of connections to use per origin. [1]"
+
+
+def test_when_was_it_introduced_asks_for_a_version():
+    assert "version" in answer_types("When was the prepare script introduced?")
+    assert "version" in answer_types("Which release added HTTP/2 support?")
+
+
+def test_a_later_chunk_that_opens_with_the_documents_lower_case_name_is_whole(embedder):
+    text = "npm stores cache data in an opaque directory named `_cacache`.\n"
+    whole = Chunk(id="c0", doc_id="kb:npm-cache", text=text, context_text=text, title="npm-cache",
+                  path="commands/npm-cache.md", headings=("Details",), position=3)
+    cut = Chunk(id="c1", doc_id="kb:other", text="and data in an opaque directory named `_other`.\n",
+                context_text="", title="Other", path="other.md", headings=("Details",), position=3)
+    for chunk, expected in ((whole, "Npm stores cache data in an opaque directory named `_cacache`. [1]"), (cut, IDK)):
+        hits = [Hit(chunk=chunk, score=1.0)]
+        assert generate_extractive("Where is the cache data stored?", hits, number_sources(hits)[1], embedder) == expected
