@@ -278,3 +278,26 @@ def as_written(text: str, value: Value) -> str:
     found = re.match(rf"{re.escape(value.text)}[\s-]*{re.escape(value.unit[:3])}\w*", text[value.start:], re.I) \
         if value.unit else None
     return found.group(0) if found else value.text
+
+
+# A bound on a value: "at least 48 hours" is a floor, "at most 48 hours" a ceiling.
+_FLOOR_BEFORE = re.compile(r"\b(?:at least|no (?:less|fewer) than|not (?:less|fewer) than|a minimum of|minimum of|minimum"
+                           r"|more than|greater than|over|above|exceeding|in excess of)\s+[$€£¥]?$")
+_CEILING_BEFORE = re.compile(r"\b(?:at most|no more than|not more than|no longer than|up to|a maximum of|maximum of|maximum"
+                             r"|less than|fewer than|under|below|within|not (?:to )?exceed(?:ing)?)\s+[$€£¥]?$")
+_FLOOR_AFTER = re.compile(r"^(?:[\s-]+[a-z]+){0,2}\s+or (?:more|longer|greater|above|later)\b")
+_CEILING_AFTER = re.compile(r"^(?:[\s-]+[a-z]+){0,2}\s+or (?:less|fewer|shorter|below|earlier)\b")
+
+
+def bound(text: str, value: Value) -> tuple[int, str]:
+    """Whether `text` states `value` as a floor (+1: "at least 48 hours", "48 hours or more"), a
+    ceiling (-1: "at most 48 hours", "up to 48 hours") or neither (0), with the bounded value as written."""
+    before, after = text[:value.start].lower(), text[value.end:].lower()
+    written = as_written(text, value)
+    for sign, pattern in ((1, _FLOOR_BEFORE), (-1, _CEILING_BEFORE)):
+        if m := pattern.search(before):
+            return sign, f"{text[value.start - len(m.group(0)):value.start]}{written}"
+    for sign, pattern in ((1, _FLOOR_AFTER), (-1, _CEILING_AFTER)):
+        if m := pattern.match(after):
+            return sign, f"{text[value.start:value.end]}{text[value.end:value.end + m.end()]}"
+    return 0, ""

@@ -104,3 +104,17 @@ def test_a_keyword_argument_names_its_numbers_unit():
     assert [(v.value, v.unit) for v in values] == [(1000, "file"), (1000, "field"), (30, "timeout")]
     assert comparable(extract_values("up to 100 files")[0], values[0])
     assert not comparable(extract_values("up to 100 files")[0], values[1])
+
+
+@pytest.mark.parametrize(("text", "sign", "written"), [
+    ("must stay open for at least 48 hours", 1, "at least 48 hours"),
+    ("must stay open for at most 48 hours", -1, "at most 48 hours"),
+    ("keep it open 48 hours or more", 1, "48 hours or more"),
+    ("claim up to $50 a night", -1, "up to $50"),
+    ("file it within 30 days", -1, "within 30 days"),
+    ("it stays open for 48 hours", 0, ""),
+])
+def test_a_value_stated_as_a_floor_or_a_ceiling(text, sign, written):
+    from pipeline.numbers import bound
+
+    assert bound(text, extract_values(text)[0]) == (sign, written)

@@ -279,3 +279,13 @@ def test_code_and_label_rivals_known_values():
     assert [e.text for e in align._under_label(claim, value, evidence, numbers.extract_values(evidence))] == ["1"]
     assert align._under_label("In 2 patients it failed.", numbers.extract_values("In 2 patients it failed.")[0],
                                "In 5 patients it failed.", numbers.extract_values("In 5 patients it failed.")) == []
+
+
+def test_a_floor_stated_as_a_ceiling_is_contradicted_quoting_the_floor(settings, embedder):
+    evidence = [["Pull requests with non-trivial changes must stay open for at least 48 hours before they land."]]
+    same, flipped = score_pairs(
+        ["Non-trivial pull requests must stay open for at least 48 hours before they land.",
+         "Non-trivial pull requests must stay open for at most 48 hours before they land."],
+        evidence * 2, method="default", embedder=embedder, settings=settings)
+    assert same.label is Label.SUPPORTED
+    assert flipped.label is Label.CONTRADICTED and flipped.conflict == "at least 48 hours"

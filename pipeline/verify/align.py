@@ -391,6 +391,11 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
             continue
         in_sentence = _under_label(claim, value, a.sentence, aligned_values) or aligned_values
         if numbers.present(value, in_sentence):  # stated where the claim's matter is
+            if flipped_bound := _bound_flipped(claim, value, a.sentence, in_sentence):
+                conflict += 1  # "at most 48 hours" where the sentence says "at least 48 hours"
+                if not a.conflict:
+                    a.conflict, a.conflict_kind = flipped_bound, "number"
+                continue
             matched += 1
             continue
         if numbers.present(value, labelled or passage_values):
@@ -418,6 +423,20 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
             a.conflict, a.conflict_kind = code, "number"
     a.features.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched),
                       num_conflict=float(conflict), num_absent=float(absent))
+
+
+def _bound_flipped(claim: str, value: numbers.Value, sentence: str, values: list[numbers.Value]) -> str:
+    """The sentence's bound on the claim's value ("at least 48 hours") when the claim bounds it the
+    other way ("at most 48 hours"), else ""."""
+    sign, _ = numbers.bound(claim, value)
+    if not sign:
+        return ""
+    for twin in values:
+        if numbers.same_value(value, twin) and twin.kind == value.kind:
+            other, written = numbers.bound(sentence, twin)
+            if other == -sign:
+                return written
+    return ""
 
 
 VALUE_CONTEXT_WORDS = 1  # a sentence beside the claim's value must share this many of the claim's other content words
