@@ -91,6 +91,12 @@ def _whole(pieces: list[str]) -> list[str]:
     return out
 
 
+# A task list's box and an escaped step number ("[ ] 2\\. **Review of Reports:**"), and a table of
+# contents' entry ("[7. Propose release on GitHub](#7-propose-release-on-github)").
+_TASK_BOX = re.compile(r"^\[[ xX]\]\s+(?:\d+\\?\.\s+)?")
+_TOC_ENTRY = re.compile(r"^(?:\[[^\]\n]*\]\([^)\s#]*#[^)\s]*\)\s*)+$")  # (#anchor), or (page.md#anchor) once resolved
+
+
 def prose_units(text: str) -> list[Unit]:
     """The sentences of a chunk's prose in reading order: wrapped lines joined, list items kept
     apart (each with its lead-in), code, headings and table rows dropped."""
@@ -133,7 +139,9 @@ def prose_units(text: str) -> list[Unit]:
                 last = units[-1] if units else None
                 state["lead"] = len(units) - 1 if last and not last.item and last.text.endswith(":") else -1
             state.update(list=True, item=True)
-            buffer.append(LIST_ITEM.sub("", line))
+            item = _TASK_BOX.sub("", LIST_ITEM.sub("", line))
+            if not _TOC_ENTRY.match(item):  # a table of contents' entry is navigation, not prose
+                buffer.append(item)
         elif indented and not state["list"] and (state["blank"] or not buffer):
             flush()  # an indented code block
             code_follows()
@@ -305,15 +313,22 @@ _CONTINUES = re.compile(r"^(?:in (?:this|that|such a|which) case|to do (?:this|s
                         r"|otherwise|instead|then)\b", re.I)
 
 
+_PARENTHESISED = re.compile(r"^\(([A-Z`\[][^()]*(?:\([^()]*\)[^()]*)*)\)([.!?]?)$")
+
+
 def _as_sentence(unit: Unit) -> str:
     """A unit as a sentence of the answer: one that opens its paragraph or list item in lower case
     (a list item, a table row, a quoted excerpt: "only Zoom for Government may be used…") is
     capitalised, and any unit without closing punctuation gets a full stop. (A chunk's first
     sentence cut mid-way never gets here: `_candidates` leaves it out.)"""
     text = unit.text
-    if unit.first and text[:1].islower():
-        text = text[0].upper() + text[1:]
-    return text if ENDS_SENTENCE.search(text) else text + "."
+    if whole := _PARENTHESISED.match(text):  # "(The `git node metadata` command can do it for you)."
+        text = whole.group(1) + whole.group(2)
+    lead = len(text) - len(text.lstrip("[*_"))  # "[thanks.dev](https://thanks.dev)": its first letter
+    if unit.first and text[lead:lead + 1].islower():
+        text = text[:lead] + text[lead].upper() + text[lead + 1:]
+    text = re.sub(r"\s*[,;]$", "", text)  # a list item that ends "…, or" its list's comma
+    return text if ENDS_SENTENCE.search(text.rstrip("*_")) else text + "."
 
 
 def _group(c: _Candidate) -> list[int]:

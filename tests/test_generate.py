@@ -190,3 +190,20 @@ def test_a_later_chunk_that_opens_with_the_documents_lower_case_name_is_whole(em
     for chunk, expected in ((whole, "Npm stores cache data in an opaque directory named `_cacache`. [1]"), (cut, IDK)):
         hits = [Hit(chunk=chunk, score=1.0)]
         assert generate_extractive("Where is the cache data stored?", hits, number_sources(hits)[1], embedder) == expected
+
+
+def test_task_boxes_tables_of_contents_and_parentheses_are_not_quoted_as_text():
+    from pipeline.generate import _as_sentence
+
+    text = ("* [ ] 2\\. **Review of Reports:**\n"
+            "  * [7. Propose release on GitHub](#7-propose-release-on-github)\n"
+            "* [8. Land the release](node/releases.md#8-land-the-release)\n"
+            "* [thanks.dev](https://thanks.dev)\n"
+            "* A direct link to one of the platforms listed below,\n\n"
+            "(The `git node metadata` command can generate the metadata for you).\n")
+    assert [_as_sentence(u) for u in prose_units(text)] == [
+        "**Review of Reports:**",  # no box, no escaped step number
+        "[Thanks.dev](https://thanks.dev).",  # the table of contents' entry is gone; a list item starts a sentence
+        "A direct link to one of the platforms listed below.",
+        "The `git node metadata` command can generate the metadata for you.",
+    ]
