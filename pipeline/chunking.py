@@ -11,7 +11,7 @@ import re
 
 from markdown_it import MarkdownIt
 
-from pipeline.text import LIST_ITEM, MD_LINK, split_sentences
+from pipeline.text import LIST_ITEM, MD_LINK, split_sentences, unescaped
 from pipeline.types import Chunk, Document, content_hash
 
 _CODE_START = re.compile(r"^(?:\s*(?:`{3,}|~{3,})|    |\t)")
@@ -40,13 +40,13 @@ def sections(text: str) -> list[tuple[tuple[str, ...], str]]:
 
 def plain_text(text: str, urls: bool = False) -> str:
     """Markdown inline markup reduced to its words, for matching: links to their text (with
-    `urls`, "text (url)"), images dropped, code backticks removed."""
+    `urls`, "text (url)"), images dropped, code backticks and backslash escapes removed."""
     def link(m: re.Match) -> str:
         if m.group(0).startswith("!"):
             return ""
         return f"{m.group(1)} ({m.group(2)})" if urls and m.group(2) else m.group(1)
 
-    return MD_LINK.sub(link, text).replace("`", "")
+    return unescaped(MD_LINK.sub(link, text).replace("`", ""))
 
 
 def _paragraphs(body: str) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.text import COMMON_CAPITALS
+from pipeline.text import COMMON_CAPITALS, FUNCTION_WORDS
 
 # Acronyms of general technical vocabulary: no document needs to spell out "CI" or "JSON" for an
 # answer to use it, and no team owns them, so they are words rather than names.
@@ -26,6 +26,17 @@ _DOTTED = re.compile(r"(?<![\w.])\.?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w(])|(?<
 _SNAKE = re.compile(r"(?<![\w.-])-{0,2}_*[A-Za-z]\w*_\w*[A-Za-z0-9](?![\w])"  # url_prefix, RAVBOT_DATA_DIR
                     r"|(?<![\w.-])_+[A-Za-z][A-Za-z0-9]+_*(?![\w])")  # _cacache, __init__
 _FLAG = re.compile(r"(?<![\w-])--?[a-z][\w-]+")
+# a handle or package scope (@nodejs/releasers), a path or repository (nodejs/admin, src/node_wasi.cc), a
+# label or identifier of three or more hyphenated parts (request-ci-failed, backport-open-vN.x); not
+# "and/or", "read/write", "up-to-date", "state-of-the-art"
+_HANDLE = re.compile(r"(?<![\w@/])@[A-Za-z][\w.-]*(?:/[\w.-]*\w)?")
+_PATH = re.compile(r"(?<![\w@/.-])[A-Za-z_][\w.-]*(?:/[\w.-]*\w)+/?")
+_KEBAB = re.compile(r"(?<![\w@/.-])[a-z][a-z0-9]*(?:-[a-zA-Z0-9][\w.]*){2,}(?<![.])(?![\w-])")
+_SLASH_WORDS = frozenset("and or input output read write yes no on off he she his her him true false client server "
+                         "request response either i o pass fail open close start stop get set s "
+                         # placeholders: "a username/project pair", "owner/repo"
+                         "user username owner org organization repo repository project name package path file "
+                         "folder dir directory version tag branch".split())
 _CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z]+[A-Za-z0-9]*\b")  # KeePassXC, SecretStr
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9&-]*[A-Z0-9]\b")  # OPM, SF50, CORS
 _CAPITALISED = re.compile(r"\b[A-Z][a-z0-9]+(?:[ -](?:of (?:the )?|the |and |for )?[A-Z][A-Za-z0-9]+)*\b")
@@ -74,9 +85,18 @@ def _code_names(text: str) -> list[Name]:
     found: list[Name] = []
     for m in _BACKTICK.finditer(text):
         inner = m.group(1).strip()
-        head = re.match(r"[-\w.]+", inner)
+        head = re.match(r"@?[-\w.]+(?:/[-\w.]+)*", inner)  # `doc/api/errors.md`, `@nodejs/releasers`
         if head and len(head.group(0)) > 1:
             found.append(Name(head.group(0).lstrip("."), "code", m.start(1)))
+    for m in _HANDLE.finditer(text):
+        found.append(Name(m.group(0), "code", m.start()))
+    for m in _PATH.finditer(text):
+        parts = [p for p in m.group(0).lower().split("/") if p]
+        if len(parts) >= 2 and not all(p in _SLASH_WORDS for p in parts) and all(len(p) >= 2 for p in parts):
+            found.append(Name(m.group(0).rstrip("/"), "code", m.start()))
+    for m in _KEBAB.finditer(text):
+        if not FUNCTION_WORDS & set(m.group(0).lower().split("-")):  # "up-to-date", "state-of-the-art"
+            found.append(Name(m.group(0), "code", m.start()))
     for pattern in (_CALL, _DOTTED, _SNAKE, _FLAG, _CAMEL):
         for m in pattern.finditer(text):
             word = (m.group(1) if pattern is _CALL else m.group(0)).strip()
@@ -138,3 +158,11 @@ def spelled_alike(a: str, b: str) -> bool:
         return re.sub(r"[^a-z0-9]", "", name.lower()).removesuffix("s")
 
     return key(a) == key(b)
+
+
+def halves(name: str) -> list[tuple[str, str]]:
+    """The ways a proper name of four or more words splits into two names of two or more words each:
+    "Commit Queue GitHub Action" → ("Commit Queue", "GitHub Action"), ("Commit Queue GitHub", "Action")
+    is not one. Two documented names side by side are no invented name."""
+    words = name.split()
+    return [(" ".join(words[:i]), " ".join(words[i:])) for i in range(2, len(words) - 1)]

@@ -258,6 +258,14 @@ LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")  # a Markdown list item's ma
 MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)\)")  # an inline Markdown link or image: [text](url)
 
 
+MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a Markdown backslash escape of punctuation: node\_wasi.h
+
+
+def unescaped(text: str) -> str:
+    """`text` with Markdown's backslash escapes read as the characters they escape ("node\\_wasi.h" → "node_wasi.h")."""
+    return MD_ESCAPE.sub(r"\1", text)
+
+
 def link_text(text: str) -> str:
     """Markdown links reduced to their text, with the site's name for a link to another site, and
     images dropped: "use [KeePassXC](https://www.keepassxc.org/download)" → "use KeePassXC

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from pipeline.text import link_text
+from pipeline.text import link_text, unescaped
 
 IDK = "I don't have information about that in the available documents."
 KB_UNAVAILABLE = "The knowledge base is unavailable right now; please try again in a few minutes."
@@ -147,8 +147,8 @@ class Evidence:
         """What a claim is checked against: the section's headings on a line of their own, then the
         text, so that a fact stated in a heading ("0.40.0 (October 15, 2024)") counts as stated;
         links read as their text (a link's address is no statement, and it pulls the sentence's
-        embedding away from what the sentence says)."""
-        text = link_text(self.text)
+        embedding away from what the sentence says), and Markdown's escapes as what they escape."""
+        text = unescaped(link_text(self.text))
         return f"{self.section}\n\n{text}" if self.section else text
 
 

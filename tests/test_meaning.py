@@ -352,9 +352,16 @@ def test_names_spelled_alike(a, b, alike):
     ("Usually not: the cache verifies itself.", False),
     ("It should never be necessary to clear the cache for any reason other than reclaiming disk space.", False),
     ("It should never be necessary to clear the cache.", True),
+    ("The first line should be 50 characters or less, and no more than 72 characters.", False),  # a bound
 ])
 def test_code_and_quoted_values_are_no_negation(text, negative):
     assert align.negated(text) is negative
+
+
+def test_a_bound_is_no_direction():
+    assert align.direction("ideally 50 characters or fewer") == 0
+    assert align.direction("preferably 50 characters or less, and no more than 72 characters") == 0
+    assert align.direction("Caching increases the throughput.") == 1
 
 
 def test_a_list_is_read_whole_with_its_lead_in():
@@ -383,3 +390,13 @@ def test_two_unstated_words_in_an_explaining_clause_are_the_addition():
     assert details.unstated_details(claim, passages) == "synchronous handler methods aren't supported"
     # "This is because …" is the statement itself, not a clause beside it
     assert not details.in_added_clause("This is because the Act doesn't let agencies accept it.", "let")
+
+
+def test_a_documented_name_in_another_names_very_place_is_a_swap():
+    claim = "File an issue in the nodejs/admin repository with the title Remove Collaborator."
+    sentence = "Open an issue in the nodejs/build repository titled `Remove Collaborator` to ask for it."
+    passage = sentence + " Ask nodejs/admin for moderation."  # the claim's name is documented, elsewhere
+    assert meaning.name_in_place(claim, passage, sentence) == ("nodejs/admin", "nodejs/build")
+    # a name of another make (a link's site) in the place is no swap of a documented one
+    listed = "Its bindings are in src/node_wasi.cc and lib/wasi.js."
+    assert meaning.name_in_place(listed, "* src/node_wasi.cc (github.com) * lib/wasi.js", "* src/node_wasi.cc (github.com)") == ("", "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.names import mentions, names, normal
+from pipeline.names import halves, mentions, names, normal
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -21,6 +21,10 @@ from pipeline.names import mentions, names, normal
     ("Yes, it was released on October 15 and defaults to True.", []),
     ("See the guide (https://www.opm.gov/policy/leave) or mail help@example.gov for details.", []),
     ("Use version 2.31.0, e.g. with pip.", []),
+    # handles, repositories and paths, labels of three or more hyphenated parts
+    ("Ping @nodejs/releasers or file it in nodejs/admin.", ["@nodejs/releasers", "nodejs/admin"]),
+    ("It lives in src/node_wasi.cc and adds the request-ci-failed label.", ["src/node_wasi.cc", "request-ci-failed"]),
+    ("Keep it up-to-date and state-of-the-art, with read/write and/or a username/project pair.", []),
 ])
 def test_names_known_values(text, expected):
     assert [n.text for n in names(text)] == expected
@@ -42,3 +46,8 @@ def test_a_part_of_a_dotted_name_or_an_import_is_a_mention():
     assert mentions("starlette.config.environ", "from starlette.config import Config, environ")
     assert not mentions("config.environ", "from starlette.config import environ")
     assert not mentions("iter_lines", "Use `websocket.iter_bytes()` to read frames.")
+
+
+def test_a_long_proper_name_splits_into_two_names_of_two_words_or_more():
+    assert halves("Commit Queue GitHub Action") == [("Commit Queue", "GitHub Action")]
+    assert halves("Microsoft Teams") == [] and halves("Remove Collaborator Coverity") == []

@@ -200,3 +200,9 @@ def test_an_un_participle_negates_only_when_said_of_the_subject():
     assert negative("Small responses are left uncompressed.") and negative("The key is unused.")
     assert not negative("An unlimited number of files.") and not negative("Redirect unauthenticated users.")
     assert not negative("The states are united.") and negative("It isn't compressed.")
+
+
+def test_markdown_escapes_read_as_the_characters_they_escape():
+    from pipeline.text import unescaped
+
+    assert unescaped(r"src/node\_wasi.h, step 2\. and C:\path") == r"src/node_wasi.h, step 2. and C:\path"

@@ -102,9 +102,13 @@ def name_present(name: str, passage_lower: str, passage_words: set[str], defined
     return len(initials) >= 2 and re.search(rf"\b{re.escape(initials)}\b", passage_lower) is not None
 
 
+_BOUND_WORDS = re.compile(r"\b(?:(?:no |not )?(?:more|less|fewer|greater|larger|smaller|higher|lower) than|or (?:more|less|fewer)"
+                          r"|at (?:least|most))\b")
+
+
 def direction(text: str) -> int:
     """+1 when the text says more of something goes up than down ("increases"), -1 the reverse, 0 neither."""
-    low = " " + text.lower() + " "
+    low = " " + _BOUND_WORDS.sub(" ", text.lower()) + " "  # "no more than 72", "50 or fewer": a bound, no direction
     up = sum(low.count(" " + w) for w in UP_WORDS)
     down = sum(low.count(" " + w) for w in DOWN_WORDS)
     return (up > down) - (down > up)

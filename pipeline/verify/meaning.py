@@ -29,7 +29,8 @@ ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not re
                          r"typically|probably|mostly|often|rarely|certainly|definitely|absolutely|unfortunately) (?:not|no|yes))"
                          r"\b[,:;.!]\s*", re.IGNORECASE)
 # Negation words that negate nothing where they stand: "no matter which directory", "not only … but".
-NOT_NEGATING = re.compile(r"\b(?:no matter|not only)\b", re.IGNORECASE)
+NOT_NEGATING = re.compile(r"\b(?:no matter|not only|(?:no|not) (?:more|less|fewer|later|earlier|longer|greater|sooner) than)\b",
+                          re.IGNORECASE)  # … and a bound: "no more than 72 characters"
 # An exception after a negation makes it a restriction: "never needed for any reason other than X" says
 # "only needed for X", so neither side of it is a flip of the other.
 EXCEPTION = re.compile(r"\b(?:other than|except|apart from|aside from|besides)\b", re.IGNORECASE)
@@ -210,8 +211,8 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
 
 def _idiom(token) -> bool:
     """Whether a negation word is part of an idiom that negates nothing (`NOT_NEGATING`)."""
-    following = token.doc[token.i + 1].lower_ if token.i + 1 < len(token.doc) else ""
-    return bool(NOT_NEGATING.fullmatch(f"{token.lower_} {following}"))
+    following = " ".join(t.lower_ for t in token.doc[token.i + 1:token.i + 3])
+    return bool(NOT_NEGATING.match(f"{token.lower_} {following}"))
 
 
 def _word(token) -> str:
@@ -406,6 +407,9 @@ def swapped(claim: str, sentences: Iterable[str]) -> str:
     return ""
 
 
+SWAP_CONTEXT = 5  # context score (same word right before and after: 2 each, +1 per shared word near) for a documented name
+
+
 def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     """(the claim's name, the evidence's name in its place) when a name of the claim is nowhere in the
     evidence `passage` and the aligned `sentence` has another name between the same words
@@ -416,7 +420,10 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
         default = _default_rival(claim, passage, fields_only=True)  # the section's "* Default: …" line
     if default[1]:
         return default
-    claim_names = [n for n in namelib.names(claim) if not namelib.mentions(n.text, passage)]
+    # a name the evidence never has; or one it has elsewhere, when another stands in its very place
+    # (SWAP_CONTEXT: "File an issue in the nodejs/admin repository" / "in the nodejs/build repository")
+    claim_names = [n for n in namelib.names(claim) if not namelib.mentions(n.text, sentence)]
+    elsewhere = {n.text for n in claim_names if namelib.mentions(n.text, passage)}
     if not claim_names:
         return "", ""
     rivals = [n for n in namelib.names(sentence) if not namelib.mentions(n.text, claim)]
@@ -430,6 +437,8 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
             r_left, r_right = _context(sentence, rival.start, rival.start + len(rival.text))
             score = 2 * (left[-1:] == r_left[-1:] and bool(left)) + 2 * (right[:1] == r_right[:1] and bool(right))
             score += len(set(left) & set(r_left)) + len(set(right) & set(r_right))
+            if name.text in elsewhere and (score < SWAP_CONTEXT or _marks(name.text) != _marks(rival.text)):
+                continue  # a documented name: only another of its make ("nodejs/build") in its very place
             if score >= 3 and score > best[0]:
                 best = (score, name.text, rival.text)
     for word in re.findall(r"\b(?:True|False)\b", claim):
@@ -441,6 +450,11 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
                     if set(left[-2:]) & set(r_left[-2:]):
                         return word, b
     return best[1], best[2]
+
+
+def _marks(name: str) -> frozenset[str]:
+    """The punctuation a name is made with: {"/"} for "nodejs/admin", {"-", "."} for "vY.x-staging"."""
+    return frozenset(c for c in name if not c.isalnum() and not c.isspace())
 
 
 def heading_rival(name: str, passage: str, claim: str) -> str:
