@@ -161,12 +161,14 @@ def prose_sentences(text: str) -> list[str]:
 
 
 _NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred"
-_UNITS = r"(?:hours?|hrs?|days?|weeks?|months?|years?|minutes?|mins?|seconds?|secs?|ms|milliseconds?|pay periods?)"
+_UNITS = (r"(?:hours?|hrs?|days?|weeks?|months?|years?|minutes?|mins?|seconds?|secs?|ms|milliseconds?|pay periods?"
+          r"|characters?|chars|lines?|words?|bytes?)")  # … and lengths: "how long may the first line be?"
 _MONTHS = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t|tember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 _DURATION = rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})(?:\s*(?:-|to)\s*\d+)?[\s-]*(?:business |calendar |work )?{_UNITS}\b"
 ANSWER_TYPES: dict[str, tuple[re.Pattern, re.Pattern]] = {
     # type: (question pattern, value pattern)
-    "duration": (re.compile(r"\bhow (?:long|often|soon|quickly)\b|\bhow many " + _UNITS, re.I),
+    "duration": (re.compile(r"\bhow (?:long|often|soon|quickly|early|late)\b|\bhow (?:far|much) (?:in advance|ahead|notice)\b"
+                            r"|\bhow many " + _UNITS, re.I),
                  re.compile(_DURATION, re.I)),
     "number": (re.compile(r"\bhow (?:many|much)\b|\bwhat (?:is the )?(?:number|amount|percentage|limit|maximum|minimum|size)\b|\b(?:maximum|minimum|max|min)\b", re.I),
                re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{_NUMBER_WORDS})\b|\$\d", re.I)),

@@ -181,6 +181,12 @@ def test_when_was_it_introduced_asks_for_a_version():
     assert "version" in answer_types("Which release added HTTP/2 support?")
 
 
+def test_how_far_in_advance_and_how_long_a_line_ask_for_a_length():
+    assert "duration" in answer_types("How far in advance of a release do we announce it?")
+    assert answer_types("How long may the first line of a commit message be?") == ["duration"]
+    assert has_value("It should be 50 characters or less.", ["duration"])
+
+
 def test_a_later_chunk_that_opens_with_the_documents_lower_case_name_is_whole(embedder):
     text = "npm stores cache data in an opaque directory named `_cacache`.\n"
     whole = Chunk(id="c0", doc_id="kb:npm-cache", text=text, context_text=text, title="npm-cache",

@@ -289,3 +289,22 @@ def test_a_floor_stated_as_a_ceiling_is_contradicted_quoting_the_floor(settings,
         evidence * 2, method="default", embedder=embedder, settings=settings)
     assert same.label is Label.SUPPORTED
     assert flipped.label is Label.CONTRADICTED and flipped.conflict == "at least 48 hours"
+
+
+@pytest.mark.parametrize(("named", "loss", "kept"), [
+    (False, 0.1, False),  # a paraphrase: the claim without it is no farther from its evidence
+    (True, 0.1, True),  # a name the passages never mention is a detail of its own
+    (True, 0.3, False),  # … unless the rest of the claim is far closer to the evidence without it
+])
+def test_added_content_with_a_name_is_kept_unless_the_claim_is_far_closer_without_it(named, loss, kept, embedder):
+    from pipeline.verify import align
+
+    claim = "Changes to hot code paths call for a review by the @nodejs/performance team."
+    extra = "a review by the @nodejs/performance team"
+    reduced = " ".join(claim.replace(extra, " ").split())
+    a = align.Alignment(claim=claim, sentence="Be careful when using primordials in hot code paths.", extra=extra,
+                        extra_named=named, cited=True)
+    a.v = embedder.encode([a.sentence])[0]
+    a.features["cos_best"] = float(embedder.encode([reduced])[0] @ a.v) + loss  # dropping it loses `loss`
+    align._keep_extras_that_matter([a], embedder)
+    assert bool(a.extra) is kept

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import numbers
-from pipeline.names import spelled_alike
+from pipeline.names import mentions, names, spelled_alike
 from pipeline.text import (
     FUNCTION_WORDS,
     NAME_LABELS,
@@ -28,6 +28,7 @@ from pipeline.verify.lemmas import lemmas
 MEANING_CANDIDATES = 3  # aligned sentences/windows read for names in place, flips and added content
 MEANING_MIN_SIMILARITY = 0.5  # … when at least this similar to the claim (cosine)
 EXTRA_MIN_GAIN = 0.0  # added content counts when dropping it brings the claim at least this much closer to its evidence
+EXTRA_NAMED_MIN_GAIN = -0.2  # … or when it holds a name the passages never mention, unless dropping it brings the claim far closer
 _SUBSCRIPT_GAP = re.compile(r"(?<=[a-z]) (?=\d)")
 UP_WORDS = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enhanc", "improv", "promot", "boost", "accelerat", "grow", "grew", "gain", "raise", "larger", "more ", "exceed", "stimulat", "activat", "induc", "upregulat", "warm")
 DOWN_WORDS = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
@@ -64,6 +65,7 @@ class Alignment:
     name_rival: str = ""  # … this other name in its place
     flip: str = ""  # the evidence's words where a predicate of the claim is negated or reversed
     extra: str = ""  # content of the claim that no evidence passage states
+    extra_named: bool = False  # … holding a name those passages never mention
     cited: bool = False  # the answer attributes the claim to a source
 
 
@@ -292,7 +294,10 @@ def analyse(
 def _keep_extras_that_matter(aligned: Sequence[Alignment], embedder: Any) -> None:
     """Keep an added-content signal only where the claim, without that content, matches its aligned
     evidence better by at least EXTRA_MIN_GAIN (cosine): a paraphrase ("came into the world" for
-    "was born") loses nothing when its words are dropped; an added detail was what kept it apart."""
+    "was born") loses nothing when its words are dropped; an added detail was what kept it apart.
+    Content with a name the passages never mention (`pipeline.names`) is kept down to
+    EXTRA_NAMED_MIN_GAIN: a paraphrase words the documents' actions, it does not bring in another
+    team, tool or file (unless the rest of the claim is about something else than its evidence)."""
     todo = [a for a in aligned if a.extra and a.v is not None]
     if not todo:
         return
@@ -300,8 +305,10 @@ def _keep_extras_that_matter(aligned: Sequence[Alignment], embedder: Any) -> Non
     for a, vector in zip(todo, embedder.encode(reduced), strict=True):
         gain = float(vector @ a.v) - a.features.get("cos_best", 0.0)
         a.features["extra_gain"] = gain
-        if gain < EXTRA_MIN_GAIN and not details.in_added_clause(_meaning_claim(a.claim), a.extra):
-            a.extra = ""  # a clause of its own ("although …") adds a statement, however close its words
+        if gain < EXTRA_MIN_GAIN and not details.in_added_clause(_meaning_claim(a.claim), a.extra) \
+                and not (a.extra_named and gain >= EXTRA_NAMED_MIN_GAIN):
+            a.extra = ""  # a clause of its own ("although …") adds a statement, however close its words;
+            # so does a name ("ping the @nodejs/performance team", "ratified by the OpenJS Foundation board")
 
 
 def _meaning_claim(claim: str) -> str:
@@ -329,6 +336,8 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
         a.name, a.name_rival = meaning.name_in_place(claim, " ".join(passages), sentence)
         if a.name_rival and a.name not in invented and spelled_alike(a.name, a.name_rival):
             a.name, a.name_rival = "", ""  # "follow_symlinks" where the claim's "follow_symlink" is a documented name too
+        if a.name_rival and any(mentions(a.name, s) for s in about if s is not sentence):
+            a.name, a.name_rival = "", ""  # another aligned sentence states it: "send_json" beside "receive_json"
         if a.name_rival:
             break
     if a.invented and not a.name_rival and 0 <= a.evidence_index < len(evidence):  # the section's own name
@@ -337,6 +346,10 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
             a.name, a.name_rival = a.invented, rival
     a.flip = meaning.flipped(claim, about) or meaning.swapped(claim, about)
     a.extra = details.unstated_details(claim, passages, given) if a.cited else ""
+    joined = " ".join(passages)
+    masked = a.extra.replace(".", "_")  # the added words as `details` gives them: "request_query_params_get"
+    a.extra_named = bool(a.extra) and any(n.text.replace(".", "_") in masked and not mentions(n.text, joined)
+                                          for n in names(claim))
 
 
 def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[str, str]]) -> None:

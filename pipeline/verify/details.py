@@ -121,5 +121,8 @@ def in_added_clause(claim: str, part: str) -> bool:
 
 def _split_known(word: str, known: set[str]) -> bool:
     """A compound written as one token ("ASGI-compatible", "url_prefix") whose parts are all known."""
-    parts = [p for p in re.split(r"[-_/.]", word.lower()) if len(p) > 2]
+    pieces = [p for p in re.split(r"[-_/.]", word.lower()) if p]
+    parts = [p for p in pieces if len(p) > 2]
+    if len(pieces) > 1 and len(parts) == 1:  # "Node_js" (a masked "Node.js"): the long part decides
+        return parts[0] in known or stem(parts[0]) in known
     return len(parts) > 1 and all(p in known or stem(p) in known for p in parts)
