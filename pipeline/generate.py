@@ -175,7 +175,9 @@ ANSWER_TYPES: dict[str, tuple[re.Pattern, re.Pattern]] = {
     # a "when" is answered by a date or by a span of time ("after 90 days", "within 72 hours")
     "date": (re.compile(r"^\s*when\b|\bwhen (?:is|are|do|does|did|will|should|must|can|was)\b|\bwhat (?:date|day|year|month)\b|\b(?:deadline|due date)\b|\bby when\b", re.I),
              re.compile(rf"\b{_MONTHS}\.?\s+\d{{1,2}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b{_MONTHS}\s+\d{{4}}\b|\b(?:19|20)\d{{2}}\b|\bFY\s?\d{{2}}\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b|{_DURATION}", re.I)),
-    "version": (re.compile(r"\bversions?\b|\breleased?\b|\bsince\b|\b(?:introduced|added|new in)\b", re.I),
+    # ("a security release" asks for no version; "which release", "released", "since when" do)
+    "version": (re.compile(r"\bversions?\b|\b(?:which|what) (?:\w+ )?releases?\b|\breleased\b|\bsince\b"
+                           r"|\b(?:introduced|added|new in)\b", re.I),
                 re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\bv\d+\b", re.I)),
     "default": (re.compile(r"\bdefaults?\b|\bdefault value\b", re.I),
                 re.compile(r"\bdefaults?\b.*?(?:`[^`]+`|\b\d+\b|\"[^\"]+\"|'[^']+'|\b(?:True|False|None)\b)|(?:`[^`]+`|\b\d+\b|\b(?:True|False|None)\b).*?\bdefaults?\b", re.I)),

@@ -179,6 +179,7 @@ def test_a_reference_entrys_default_field_leads_its_sentence(embedder):
 def test_when_was_it_introduced_asks_for_a_version():
     assert "version" in answer_types("When was the prepare script introduced?")
     assert "version" in answer_types("Which release added HTTP/2 support?")
+    assert answer_types("Who do I contact to lock down the CI on the day of a security release?") == ["name"]
 
 
 def test_how_far_in_advance_and_how_long_a_line_ask_for_a_length():
