@@ -154,6 +154,12 @@ def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Se
 
 
 def unseen(nouns: Sequence[str], hits: Sequence[Hit], top: int = 3) -> list[str]:
-    """The nouns that none of the `top` best chunks contains (by stem: "holidays" is in "holiday")."""
+    """The nouns that none of the `top` best chunks contains (by stem: "holidays" is in "holiday"; a
+    dotted name by its parts: "node_js", as `question_nouns` masks "Node.js", is in "Node.js")."""
     stems = {stem(w) for h in hits[:top] for w in words(h.chunk.context_text)}
-    return [n for n in nouns if stem(n) not in stems]
+
+    def seen(noun: str) -> bool:
+        parts = [p for p in noun.split("_") if p]
+        return stem(noun) in stems or (len(parts) > 1 and all(stem(p) in stems for p in parts))
+
+    return [n for n in nouns if not seen(n)]

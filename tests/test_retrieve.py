@@ -101,6 +101,8 @@ def test_question_nouns_and_unseen():
     hits = [_hit("Per diem rates for lodging depend on the city.", 0.5), _hit("Receipts are required.", 0.4)]
     assert unseen(["lodging", "rate", "chicago", "receipts"], hits) == ["chicago"]
     assert unseen(["receipts"], hits, top=1) == ["receipts"]
+    node = [_hit("Node.js releases are cut from package.json versions.", 0.5)]
+    assert unseen(["node_js", "package_json", "npm_rc"], node) == ["npm_rc"]  # dotted names, as masked, by their parts
 
 
 def test_filters_restrict_results(scifact, embedder, options):
