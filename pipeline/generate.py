@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pipeline.answer_types import ANSWER_TYPES, answer_types, sentence_names
 from pipeline.chunking import plain_text
 from pipeline.embed import Embedder
 from pipeline.examples import asks_how, best_example
@@ -158,55 +159,6 @@ def prose_units(text: str) -> list[Unit]:
 def prose_sentences(text: str) -> list[str]:
     """The sentences of a chunk's prose (see `prose_units`) that are long enough to quote."""
     return [u.text for u in prose_units(text) if len(u.text) >= 20]
-
-
-_NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred"
-_UNITS = (r"(?:hours?|hrs?|days?|weeks?|months?|years?|minutes?|mins?|seconds?|secs?|ms|milliseconds?|pay periods?"
-          r"|characters?|chars|lines?|words?|bytes?)")  # … and lengths: "how long may the first line be?"
-_MONTHS = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t|tember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-_DURATION = rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})(?:\s*(?:-|to)\s*\d+)?[\s-]*(?:business |calendar |work )?{_UNITS}\b"
-ANSWER_TYPES: dict[str, tuple[re.Pattern, re.Pattern]] = {
-    # type: (question pattern, value pattern)
-    "duration": (re.compile(r"\bhow (?:long|often|soon|quickly|early|late)\b|\bhow (?:far|much) (?:in advance|ahead|notice)\b"
-                            r"|\bhow many " + _UNITS, re.I),
-                 re.compile(_DURATION, re.I)),
-    "number": (re.compile(r"\bhow (?:many|much)\b|\bwhat (?:is the )?(?:number|amount|percentage|limit|maximum|minimum|size)\b|\b(?:maximum|minimum|max|min)\b", re.I),
-               re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{_NUMBER_WORDS})\b|\$\d", re.I)),
-    # a "when" is answered by a date or by a span of time ("after 90 days", "within 72 hours")
-    "date": (re.compile(r"^\s*when\b|\bwhen (?:is|are|do|does|did|will|should|must|can|was)\b|\bwhat (?:date|day|year|month)\b|\b(?:deadline|due date)\b|\bby when\b", re.I),
-             re.compile(rf"\b{_MONTHS}\.?\s+\d{{1,2}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b{_MONTHS}\s+\d{{4}}\b|\b(?:19|20)\d{{2}}\b|\bFY\s?\d{{2}}\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b|{_DURATION}", re.I)),
-    # ("a security release" asks for no version; "which release", "released", "since when" do)
-    "version": (re.compile(r"\bversions?\b|\b(?:which|what) (?:\w+ )?releases?\b|\breleased\b|\bsince\b"
-                           r"|\b(?:introduced|added|new in)\b", re.I),
-                re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\bv\d+\b", re.I)),
-    "default": (re.compile(r"\bdefaults?\b|\bdefault value\b", re.I),
-                re.compile(r"\bdefaults?\b.*?(?:`[^`]+`|\b\d+\b|\"[^\"]+\"|'[^']+'|\b(?:True|False|None)\b)|(?:`[^`]+`|\b\d+\b|\b(?:True|False|None)\b).*?\bdefaults?\b", re.I)),
-}
-# "which tool / who / what package does …": asks for a name, when it asks for no value of a type above
-# ("in which situations", "which value" ask for a condition or a setting, not a name)
-_ASKS_NAME = re.compile(r"^\s*(?:which|who|whom)\b|(?<!\bin )(?<!\bunder )\bwhich (?!values?\b|situations?\b|cases?\b"
-                        r"|ways?\b|order\b|conditions?\b|circumstances\b)\w+|\bwho (?!is\b|are\b)\w+"
-                        r"|\bwhat (?!is\b|are\b|was\b|were\b|does\b|do\b|did\b|happens\b|if\b|should\b|can\b|will\b)\w+"
-                        r"(?: \w+)? (?:does|do|did|should|is|are|can|will|must)\b", re.I)
-# a name: a code span, a word with an inner capital (KeePassXC, GitHub), an acronym, or a
-# capitalised word that does not start the sentence (… in Kansas City, MO)
-_NAME = re.compile(r"`([^`\n]+)`|\b([A-Za-z][a-z0-9]*[A-Z][\w-]*|[A-Z]{2,}[a-z]?)\b|(?<=[\w,;:)] )([A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)*)")
-
-_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
-
-
-def answer_types(question: str) -> list[str]:
-    """The kinds of value a question asks for ("duration", "number", "date", "version", "default"),
-    or ["name"] for a which/who/what-thing question that asks for none of those."""
-    types = [name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(question)]
-    return types or (["name"] if _ASKS_NAME.search(question) else [])
-
-
-def sentence_names(sentence: str) -> list[str]:
-    """The names `sentence` mentions: code spans, words with an inner capital, acronyms and
-    capitalised words past its first word."""
-    text = _LINK.sub(lambda m: m.group(1), sentence)
-    return [next(g for g in m.groups() if g) for m in _NAME.finditer(text)]
 
 
 def has_value(sentence: str, types: Sequence[str], question: str = "") -> bool:

@@ -301,3 +301,17 @@ def bound(text: str, value: Value) -> tuple[int, str]:
         if m := pattern.match(after):
             return sign, f"{text[value.start:value.end]}{text[value.end:value.end + m.end()]}"
     return 0, ""
+
+
+def bound_flipped(claim: str, value: Value, sentence: str, values: list[Value]) -> str:
+    """The sentence's bound on the claim's value ("at least 48 hours") when the claim bounds it the
+    other way ("at most 48 hours"), else ""."""
+    sign, _ = bound(claim, value)
+    if not sign:
+        return ""
+    for twin in values:
+        if same_value(value, twin) and twin.kind == value.kind:
+            other, written = bound(sentence, twin)
+            if other == -sign:
+                return written
+    return ""

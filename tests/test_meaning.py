@@ -8,7 +8,7 @@ import pytest
 from pipeline import numbers
 from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
-from pipeline.verify import align, details, meaning
+from pipeline.verify import align, details, meaning, rivals
 from pipeline.verify import lemmas as lemmas_mod
 from pipeline.verify.candidates import whole_list
 from pipeline.verify.opposites import opposed
@@ -263,7 +263,7 @@ def test_a_clause_with_its_own_negation_keeps_it():
      "npm stores cache data in an opaque directory within the configured cache, named _cacache.", "_cacache"),
 ])
 def test_an_options_default_is_compared_with_the_sources(claim, sentence, rival):
-    assert meaning.name_in_place(claim, sentence, sentence)[1] == rival
+    assert rivals.name_in_place(claim, sentence, sentence)[1] == rival
 
 
 def test_a_sentence_may_start_with_a_code_name():
@@ -277,9 +277,9 @@ def test_a_sentence_may_start_with_a_code_name():
 def test_an_invented_class_name_is_answered_by_its_sections_name():
     passage = "Middleware > TrustedHostMiddleware\n\nEnforces that all incoming requests have a correctly set Host header."
     claim = "Use AllowedHostsMiddleware, which makes sure every request has a correctly set Host header."
-    assert meaning.heading_rival("AllowedHostsMiddleware", passage, claim) == "TrustedHostMiddleware"
-    assert meaning.heading_rival("RateLimiter", passage, claim) == ""  # no part in common: not the same make
-    assert meaning.heading_rival("AllowedHostsMiddleware", passage.split("\n\n")[1], claim) == ""  # no heading
+    assert rivals.heading_rival("AllowedHostsMiddleware", passage, claim) == "TrustedHostMiddleware"
+    assert rivals.heading_rival("RateLimiter", passage, claim) == ""  # no part in common: not the same make
+    assert rivals.heading_rival("AllowedHostsMiddleware", passage.split("\n\n")[1], claim) == ""  # no heading
 
 
 def test_a_spelled_out_length_of_time_is_a_value_to_check_but_counting_words_are_not():
@@ -396,7 +396,7 @@ def test_a_documented_name_in_another_names_very_place_is_a_swap():
     claim = "File an issue in the nodejs/admin repository with the title Remove Collaborator."
     sentence = "Open an issue in the nodejs/build repository titled `Remove Collaborator` to ask for it."
     passage = sentence + " Ask nodejs/admin for moderation."  # the claim's name is documented, elsewhere
-    assert meaning.name_in_place(claim, passage, sentence) == ("nodejs/admin", "nodejs/build")
+    assert rivals.name_in_place(claim, passage, sentence) == ("nodejs/admin", "nodejs/build")
     # a name of another make (a link's site) in the place is no swap of a documented one
     listed = "Its bindings are in src/node_wasi.cc and lib/wasi.js."
-    assert meaning.name_in_place(listed, "* src/node_wasi.cc (github.com) * lib/wasi.js", "* src/node_wasi.cc (github.com)") == ("", "")
+    assert rivals.name_in_place(listed, "* src/node_wasi.cc (github.com) * lib/wasi.js", "* src/node_wasi.cc (github.com)") == ("", "")

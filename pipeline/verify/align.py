@@ -21,7 +21,7 @@ from pipeline.text import (
     negates_at,
     terms,
 )
-from pipeline.verify import details, meaning
+from pipeline.verify import details, meaning, rivals
 from pipeline.verify.candidates import _overlap_key, content_words, evidence_candidates
 from pipeline.verify.lemmas import lemmas
 
@@ -333,7 +333,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
     passages = list(dict.fromkeys(evidence[ei] for _, ei, _ in a.candidates[:MEANING_CANDIDATES] if 0 <= ei < len(evidence)))
     a.invented = invented[0] if invented else ""
     for sentence in about or [a.sentence]:
-        a.name, a.name_rival = meaning.name_in_place(claim, " ".join(passages), sentence)
+        a.name, a.name_rival = rivals.name_in_place(claim, " ".join(passages), sentence)
         if a.name_rival and a.name not in invented and spelled_alike(a.name, a.name_rival):
             a.name, a.name_rival = "", ""  # "follow_symlinks" where the claim's "follow_symlink" is a documented name too
         if a.name_rival and any(mentions(a.name, s) for s in about if s is not sentence):
@@ -341,7 +341,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
         if a.name_rival:
             break
     if a.invented and not a.name_rival and 0 <= a.evidence_index < len(evidence):  # the section's own name
-        rival = meaning.heading_rival(a.invented, evidence[a.evidence_index], claim)
+        rival = rivals.heading_rival(a.invented, evidence[a.evidence_index], claim)
         if rival:
             a.name, a.name_rival = a.invented, rival
     a.flip = meaning.flipped(claim, about) or meaning.swapped(claim, about)
@@ -408,7 +408,7 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
             continue
         in_sentence = _under_label(claim, value, a.sentence, aligned_values) or aligned_values
         if numbers.present(value, in_sentence):  # stated where the claim's matter is
-            if flipped_bound := _bound_flipped(claim, value, a.sentence, in_sentence):
+            if flipped_bound := numbers.bound_flipped(claim, value, a.sentence, in_sentence):
                 conflict += 1  # "at most 48 hours" where the sentence says "at least 48 hours"
                 if not a.conflict:
                     a.conflict, a.conflict_kind = flipped_bound, "number"
@@ -440,20 +440,6 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
             a.conflict, a.conflict_kind = code, "number"
     a.features.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched),
                       num_conflict=float(conflict), num_absent=float(absent))
-
-
-def _bound_flipped(claim: str, value: numbers.Value, sentence: str, values: list[numbers.Value]) -> str:
-    """The sentence's bound on the claim's value ("at least 48 hours") when the claim bounds it the
-    other way ("at most 48 hours"), else ""."""
-    sign, _ = numbers.bound(claim, value)
-    if not sign:
-        return ""
-    for twin in values:
-        if numbers.same_value(value, twin) and twin.kind == value.kind:
-            other, written = numbers.bound(sentence, twin)
-            if other == -sign:
-                return written
-    return ""
 
 
 VALUE_CONTEXT_WORDS = 1  # a sentence beside the claim's value must share this many of the claim's other content words

@@ -1,0 +1,115 @@
+"""Names in place: the name an evidence sentence has where a claim has another ("conducted in
+Google Meet" / "in Microsoft Teams", "nodejs/build" / "nodejs/admin"), the class a reference section is
+titled by, and an option's default the source gives otherwise ("follow_symlink=False"). Pure
+string rules over `pipeline.names`; no parse, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline import names as namelib
+from pipeline.text import words
+
+SWAP_CONTEXT = 5  # context score (same word right before and after: 2 each, +1 per shared word near) for a documented name
+
+
+def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
+    """(the claim's name, the evidence's name in its place) when a name of the claim is nowhere in the
+    evidence `passage` and the aligned `sentence` has another name between the same words
+    ("conducted in Microsoft Teams" / "conducted in Google Meet"), or an option's default the
+    sentence gives otherwise ("defaults to True" / "follow_symlink=False"); ('', '') otherwise."""
+    default = _default_rival(claim, sentence)  # "defaults to True" where the source has "follow_symlink=False"
+    if not default[1] and passage != sentence:
+        default = _default_rival(claim, passage, fields_only=True)  # the section's "* Default: …" line
+    if default[1]:
+        return default
+    # a name the evidence never has; or one it has elsewhere, when another stands in its very place
+    # (SWAP_CONTEXT: "File an issue in the nodejs/admin repository" / "in the nodejs/build repository")
+    claim_names = [n for n in namelib.names(claim) if not namelib.mentions(n.text, sentence)]
+    elsewhere = {n.text for n in claim_names if namelib.mentions(n.text, passage)}
+    if not claim_names:
+        return "", ""
+    rivals = [n for n in namelib.names(sentence) if not namelib.mentions(n.text, claim)]
+    bools = [(b, m.start()) for m in re.finditer(r"\b(?:True|False)\b", sentence) for b in [m.group(0)]]
+    best: tuple[int, str, str] = (0, "", "")
+    for name in claim_names:
+        left, right = _context(claim, name.start, name.start + len(name.text))
+        for rival in rivals:
+            if rival.kind != name.kind and not (rival.kind == "code" or name.kind == "code"):
+                continue
+            r_left, r_right = _context(sentence, rival.start, rival.start + len(rival.text))
+            score = 2 * (left[-1:] == r_left[-1:] and bool(left)) + 2 * (right[:1] == r_right[:1] and bool(right))
+            score += len(set(left) & set(r_left)) + len(set(right) & set(r_right))
+            if name.text in elsewhere and (score < SWAP_CONTEXT or _marks(name.text) != _marks(rival.text)):
+                continue  # a documented name: only another of its make ("nodejs/build") in its very place
+            if score >= 3 and score > best[0]:
+                best = (score, name.text, rival.text)
+    for word in re.findall(r"\b(?:True|False)\b", claim):
+        if word not in sentence:
+            left, right = _context(claim, claim.index(word), claim.index(word) + len(word))
+            for b, start in bools:
+                if b != word:
+                    r_left, _ = _context(sentence, start, start + len(b))
+                    if set(left[-2:]) & set(r_left[-2:]):
+                        return word, b
+    return best[1], best[2]
+
+
+def _marks(name: str) -> frozenset[str]:
+    """The punctuation a name is made with: {"/"} for "nodejs/admin", {"-", "."} for "vY.x-staging"."""
+    return frozenset(c for c in name if not c.isalnum() and not c.isspace())
+
+
+def heading_rival(name: str, passage: str, claim: str) -> str:
+    """The code name the passage's section heading gives where the claim has `name`, one no document
+    mentions, of the same make: "TrustedHostMiddleware" for "AllowedHostsMiddleware" (CamelCase
+    names sharing a part), when the heading's last level is the section the evidence sentence is
+    in. '' when there is none. (A reference page's sections are titled by the class they describe.)"""
+    head = passage.split("\n\n", 1)[0]
+    if "\n" in head or len(head) > 200 or head == passage:
+        return ""
+    parts = set(_camel_parts(name))
+    for rival in namelib.names(head.split(" > ")[-1]):
+        if rival.kind == "code" and not namelib.mentions(rival.text, claim) and parts & set(_camel_parts(rival.text)):
+            return rival.text
+    return ""
+
+
+def _camel_parts(name: str) -> list[str]:
+    return [p.lower() for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name) if len(p) > 2]
+
+
+# "the follow_symlink option defaults to True", "`samesite` defaults to 'lax'", "the init-license config,
+# whose default is ISC"
+_DEFAULTS_TO = re.compile(r"`?([A-Za-z_][\w.-]*)`?(?:\s+(?:option|argument|parameter|setting|flag|attribute|config))?"
+                          r",?\s+(?:(?:which|whose)\s+)?defaults?\s+(?:to|is)\s+`?([\w.'\"/-]+?)`?(?=[\s,;:)]|\.?$|\.\s)")
+# a reference page's "* Default: 15" under the option's heading
+_DEFAULT_FIELD = re.compile(r"(?<![\w-])Default:\s*[\"'`]?([^\"'`\s,;]+)")
+
+
+def _default_rival(claim: str, sentence: str, fields_only: bool = False) -> tuple[str, str]:
+    """(the claim's default, the source's) when the claim says a named option defaults to one value
+    and the sentence gives it another, in a signature ("follow_symlink=False"), in words
+    ("`follow_symlink` … Defaults to `False`"), or as the one "Default: …" field of a text that names
+    the option (a reference page's section); `fields_only`: that last way only. ('', '') otherwise."""
+    for m in _DEFAULTS_TO.finditer(claim):
+        name, value = m.group(1), m.group(2).strip("'\"").lower()
+        if "_" not in name and not name[:1].islower():
+            continue  # only an option's code name counts ("samesite", "check_dir"); "It defaults to …" names none
+        patterns = () if fields_only else (rf"(?<![\w.]){re.escape(name)}\s*=\s*([^,)\s]+)",
+                                           rf"`{re.escape(name)}`[^\n]*?[Dd]efaults? to `?([^`\s,;]+?)`?(?=[\s,;)]|\.?$|\.\s)")
+        found = [f for pattern in patterns if (f := re.search(pattern, sentence))]
+        if not found and namelib.mentions(name, sentence) and len(_DEFAULT_FIELD.findall(sentence)) == 1:
+            found = [_DEFAULT_FIELD.search(sentence)]  # the option's section: "init-license * Default: "ISC""
+        for f in found:
+            if f.group(1).strip("'\"`").lower() != value:
+                return m.group(2), f"{name}={f.group(1).strip('`')}"
+    return "", ""
+
+
+def _context(text: str, start: int, end: int, n: int = 3) -> tuple[list[str], list[str]]:
+    """The n lowercased words before and after text[start:end]."""
+    left = words(text[:start])[-n:]
+    right = words(text[end:])[:n]
+    return left, right
