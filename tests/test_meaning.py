@@ -362,6 +362,8 @@ def test_a_bound_is_no_direction():
     assert align.direction("ideally 50 characters or fewer") == 0
     assert align.direction("preferably 50 characters or less, and no more than 72 characters") == 0
     assert align.direction("Caching increases the throughput.") == 1
+    assert align.direction("The rate is lower after miscarriage than after live birth.") == -1  # a comparison
+    assert align.direction("The rate is higher than after live birth.") == 1
 
 
 def test_a_list_is_read_whole_with_its_lead_in():

@@ -104,8 +104,9 @@ def name_present(name: str, passage_lower: str, passage_words: set[str], defined
     return len(initials) >= 2 and re.search(rf"\b{re.escape(initials)}\b", passage_lower) is not None
 
 
-_BOUND_WORDS = re.compile(r"\b(?:(?:no |not )?(?:more|less|fewer|greater|larger|smaller|higher|lower) than|or (?:more|less|fewer)"
-                          r"|at (?:least|most))\b")
+# a bound on a figure ("no more than 72", "50 or fewer", "at least 2"); not a comparison ("lower than live birth")
+_BOUND_WORDS = re.compile(r"\b(?:(?:no |not )?(?:more|less|fewer|greater|larger|smaller|higher|lower) than(?= [$€£¥]?\d)"
+                          r"|(?<=\d)(?: [a-z]+)? or (?:more|less|fewer)|at (?:least|most))\b")
 
 
 def direction(text: str) -> int:
