@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks cases-npm.jsonl against the answer-check schema.
+"""Checks a case set (cases-npm.jsonl by default; lab/cases/node/validate.py runs it on cases-node.jsonl)
+against the answer-check schema.
 
 Usage: python3 validate.py [cases.jsonl] [corpus_dir]
 Exits non-zero and lists every problem if any rule is broken.
@@ -18,11 +19,12 @@ SPLIT = re.compile(r"(?<=\]\.)\s+")
 CITE_END = re.compile(r"\[(\d+)\]\.$")
 TYPES = ("number", "name", "negation", "unsupported")
 PER_TYPE = 10
-N_OOS = 10
+SETS = {"npm": ("np", 10), "node": ("nd", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
+P, N_OOS = SETS[CASES.stem.removeprefix("cases-")]
 MAX_CITE2_ROWS = 5
 MIN_DOCS = 15
-ID_RE = {"number": r"np-num-\d{2}", "name": r"np-name-\d{2}",
-         "negation": r"np-neg-\d{2}", "unsupported": r"np-uns-\d{2}"}
+ID_RE = {"number": rf"{P}-num-\d{{2}}", "name": rf"{P}-name-\d{{2}}",
+         "negation": rf"{P}-neg-\d{{2}}", "unsupported": rf"{P}-uns-\d{{2}}"}
 IN_KEYS = {"id", "question", "faithful", "corrupted", "error_type",
            "bad_sentence", "good_sentence", "doc"}
 VALUE_KEYS = {"true_value", "wrong_value"}
@@ -73,7 +75,7 @@ def main():
             n_oos += 1
             if set(r) != OOS_KEYS or r["out_of_scope"] is not True:
                 err(cid, f"out-of-scope row must hold exactly {sorted(OOS_KEYS)} with true; has {sorted(r)}")
-            if not re.fullmatch(r"np-oos-\d{2}", cid):
+            if not re.fullmatch(rf"{P}-oos-\d{{2}}", cid):
                 err(cid, "bad out-of-scope id")
             continue
 
