@@ -184,7 +184,7 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
     if best < o.relevance_floor or best >= o.relevance_confident:
         return in_scope(hits, [], [], **limits)
     nouns = question_nouns(question)
-    unknown = [n for n in nouns if not parts.store.bm25_search(n, 1)]
+    unknown = [n for n in question_nouns(question, names_only=True) if not parts.store.bm25_search(n, 1)]
     return in_scope(hits, unknown, unseen(nouns, hits), **limits)
 
 

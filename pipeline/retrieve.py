@@ -124,16 +124,28 @@ def _cosines(store: Store, vector: np.ndarray, ids: list[str], known: dict[str, 
 _ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "compound", "conj", "poss", "dative", "oprd", "amod"})
 
 
-def question_nouns(question: str) -> list[str]:
+def question_nouns(question: str, names_only: bool = False) -> list[str]:
     """The nouns and proper nouns of a question, lowercased, each once: what it is about
-    ("How do I connect a Starlette app to a MongoDB database?" → starlette, app, mongodb, database)."""
+    ("How do I connect a Starlette app to a MongoDB database?" → starlette, app, mongodb, database).
+    With `names_only`, those written as names (`_written_as_name`): starlette, mongodb."""
     from pipeline.claims import load_nlp, mask_dots
 
     doc = load_nlp()(mask_dots(question))
     words = [t.text.lower() for t in doc if (t.pos_ in ("NOUN", "PROPN") or (t.i > 0 and t.text[:1].isupper()))
              and t.dep_ in _ARGUMENT_DEPS and not t.is_stop and len(t.text) > 1
-             and any(c.isalpha() for c in t.text)]  # "MongoDB" is tagged ADJ; "Hi team," is no argument
+             and any(c.isalpha() for c in t.text)  # "MongoDB" is tagged ADJ; "Hi team," is no argument
+             and (not names_only or _written_as_name(t))]
     return list(dict.fromkeys(words))
+
+
+def _written_as_name(token) -> bool:
+    """Whether a question's word is written as a name: a capital after the first letter ("MongoDB",
+    "AWS", "keepAlive"), a capital mid-sentence ("Jest"), or a digit, underscore or other mark
+    ("dns_resolve4", a masked "http.Agent"). Not a word of the language written plainly ("health",
+    "thousands", "agent"), whose absence from the documents says nothing of the question's scope."""
+    text = token.text
+    return (any(c.isupper() for c in text[1:]) or (token.i > 0 and text[:1].isupper())
+            or any(not c.isalpha() for c in text))
 
 
 def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Sequence[str], *,

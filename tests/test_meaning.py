@@ -69,9 +69,9 @@ def test_negation_is_compared_where_it_is_asserted(claim, sentence, differs):
     ("Award leave is not paid out when you leave TTS.", "Award leave is not paid out ."),
     # the words kept are spaced as written: a flag stays one word ("--no-git-tag-version", not "no")
     ("If you want the version bump without the commit and tag, run npm --no-git-tag-version version.",
-     ", run npm --no-git-tag-version version."),
+     "run npm --no-git-tag-version version."),
     ("StaticFiles doesn't follow links unless you set it.", "StaticFiles doesn't follow links unless you set it."),
-    ("Step 3 - If it is not there, submit a request.", ", submit a request."),
+    ("Step 3 - If it is not there, submit a request.", "submit a request."),
     ("- Leave is not paid out.", "Leave is not paid out."),
 ])
 def test_asserted_sets_conditions_aside_but_keeps_unless(text, kept):

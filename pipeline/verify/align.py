@@ -122,16 +122,24 @@ def direction(text: str) -> int:
 _QUOTED = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
 
 
-def negated(text: str) -> bool:
+# Words that negate nothing where they stand: inside a code name ("SCHED_NONE", "ERR_PACKAGE_PATH_NOT_EXPORTED"),
+# and "the lack of X", which negates X, not what is said of it ("the lack of a shim causes the global npm to be used").
+_NOT_A_NEGATION = re.compile(r"\b\w+_\w+\b|\b(?:the|a|an|this|that) (?:lack|absence) of\b", re.IGNORECASE)
+
+
+def negated(text: str, unless: bool = True) -> bool:
     """Whether the text says something in the negative: it has a negation word, or an "unless", but
     not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
-    told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once."""
-    text = meaning.NOT_NEGATING.sub(" ", _QUOTED.sub(" ", meaning.ANSWER_WORD.sub("", text)))  # "No, X isn't Y" negates once
+    told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once.
+    With `unless` false, an "unless" clause is an exception that leaves the negation as it is ("no
+    longer available unless you export them" against "no longer available")."""
+    text = meaning.ANSWER_WORD.sub("", text)  # "No, X isn't Y" negates once
+    text = _NOT_A_NEGATION.sub(" ", meaning.NOT_NEGATING.sub(" ", _QUOTED.sub(" ", text)))
     words = terms(text)
     negative = any(negates_at(words, i) for i in range(len(words)))
     if negative and meaning.EXCEPTION.search(text):
         negative = False  # "never needed for any reason other than X" restricts: "only needed for X"
-    return negative != ("unless" in words)
+    return negative != (unless and "unless" in words)
 
 
 def _focus(claim: str, sentence: str) -> list[str]:
@@ -155,13 +163,26 @@ def _negation_differs(claim: str, sentence: str, evidence: Sequence[str] = ()) -
       evidence sentence states the predicate, the claim adds something (not a flip).
 
     `evidence` is the claim's evidence passages: a negation of the claim may be backed by a sentence
-    outside the aligned window."""
+    outside the aligned window. A claim's "unless" is "if not" against a sentence with a condition of
+    its own ("doesn't follow links unless told to" says "follows links when told to"); against one without, it
+    may add an exception, so the claim differs only if it does read either way ("no longer available
+    unless exported" agrees with "no longer available")."""
+    claim_words, words = terms(claim), terms(sentence)
+    conditional = sum(w in meaning.CONDITION_WORDS for w in words) > sum(w in meaning.CONDITION_WORDS - {"unless"} for w in claim_words)
+    readings = (True, False) if "unless" in claim_words and not conditional else (True,)
+    return all(_negation_differs_as(claim, sentence, evidence, unless) for unless in readings)
+
+
+def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unless: bool) -> bool:
+    """`_negation_differs`, with the claim's "unless" read as a negation (`unless`) or as an exception."""
     focus = _focus(claim, sentence)
-    negative = negated(claim)
+    negative = negated(claim, unless)
     if all(negated(s) == negative for s in focus):
         return False  # the common case, decided without a parse
+    if any(meaning.restated_by_opposite(claim, s) for s in focus):
+        return False  # "keeps the package" / "not to remove the package"
     stated = [s for s in focus if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
-    asserts_negative = negated(meaning.asserted(claim))
+    asserts_negative = negated(meaning.asserted(claim), unless)
     if not stated or not all(negative != negated(s) and asserts_negative != negated(meaning.asserted(s))
                              for s in stated):
         return False
@@ -181,7 +202,7 @@ def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> boo
     if not about:
         return False
     best = [s for n, s in about if n == about[0][0]]
-    return not any(negated(meaning.asserted(s)) for s in best)
+    return not any(negated(meaning.asserted(s)) or meaning.predicate_negated(s, core) for s in best)
 
 
 def _salient(claim: str) -> list[str]:

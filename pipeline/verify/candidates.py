@@ -6,6 +6,7 @@ Plain strings in, plain strings out; `pipeline.verify.align` embeds and ranks th
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from pipeline.text import FUNCTION_WORDS, LIST_ITEM, markdown_sentences, terms
@@ -43,11 +44,20 @@ def evidence_candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, 
     for rank, (_, _, ei, si, sentences) in enumerate(keep[:3]):
         if si + 1 < len(sentences):
             out.setdefault(sentences[si] + " " + sentences[si + 1], ei)
-        if rank == 0 and si > 0:
+        if si > 0 and (rank == 0 or _continues(sentences[si - 1], sentences[si])):
             out.setdefault(sentences[si - 1] + " " + sentences[si], ei)
         if whole := whole_list(sentences, si):
             out.setdefault(whole, ei)
+        if entry := field_entry(sentences, si):
+            out.setdefault(entry, ei)
     return list(out.items())
+
+
+def _continues(previous: str, sentence: str) -> bool:
+    """Whether `sentence` goes on with the list item `previous` opens ("* Tier 3 - If possible its
+    tests run nightly." before "Does not block shipping a release."): the item's label is the
+    subject of both."""
+    return bool(LIST_ITEM.match(previous)) and not LIST_ITEM.match(sentence)
 
 
 LIST_MAX_CHARS = 800  # a list read whole, lead-in and items, up to this long
@@ -67,3 +77,27 @@ def whole_list(sentences: Sequence[str], si: int) -> str:
         end += 1
     whole = " ".join(sentences[start:end])
     return whole if end - start > 2 and len(whole) <= LIST_MAX_CHARS else ""
+
+
+FIELD_MAX_CHARS = 80  # a short list item with a label is a field of an entry ("* Default: 2", "* Type: Number")
+ENTRY_MAX_CHARS = 400
+_FIELD = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\W{0,2}[\w .-]{1,30}\W{0,2}:")  # "* Default: 2", "- **Type:** Number"
+
+
+def _field(sentence: str) -> bool:
+    return len(sentence) <= FIELD_MAX_CHARS and _FIELD.match(sentence) is not None
+
+
+def field_entry(sentences: Sequence[str], si: int) -> str:
+    """A reference entry read whole: sentence `si`, the short labelled list items after it (its fields), and the
+    sentence that follows them (its description): "fetch-retries * Default: 2 * Type: Number The
+    "retries" config for the `retry` module …", so that a claim joining a field to the description
+    ("fetch-retries sets how many times it retries and defaults to 2") meets both. '' when no short
+    item follows `si`."""
+    end = si + 1
+    while end < len(sentences) and _field(sentences[end]):
+        end += 1
+    if end == si + 1 or end == len(sentences):
+        return ""
+    whole = " ".join(sentences[si:end + 1])
+    return whole if len(whole) <= ENTRY_MAX_CHARS else ""

@@ -83,14 +83,15 @@ def sentence_entities(sentence: str) -> tuple[tuple[str, str], ...]:
     return tuple((e.text, e.label_) for e in load_nlp()(sentence).ents)
 
 
-def _negated(token) -> bool:
+def _negated(token, unless: bool = True) -> bool:
     """Whether `token` (a predicate) is said in the negative: a negation dependent on it ("is not
     paid"), "without" governing it, or a negated or negating verb above it in the same statement
-    ("doesn't let agencies accept", "prohibits agencies from accepting"); an odd count of these."""
+    ("doesn't let agencies accept", "prohibits agencies from accepting"); an odd count of these.
+    An "unless" clause counts as one more (with `unless` false, it is an exception and does not)."""
     count, t = 0, token
     for _ in range(4):
         count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") for c in t.children)
-        count += sum(_unless(c) for c in t.children)
+        count += unless and sum(_unless(c) for c in t.children)
         if t is not token and t.pos_ == "NOUN":  # "there is no need to wait": "wait" is negated
             count += any(c.dep_ == "det" and c.lower_ == "no" for c in t.children)
         if t is not token and t.lower_ in ("nothing", "none", "nobody"):  # "there's nothing to reinstate"
@@ -98,12 +99,12 @@ def _negated(token) -> bool:
         head = t.head
         if head is t:
             break
-        instead_of = head.lower_ == "of" and (head.head.lower_ == "instead" or (head.i > 0 and head.doc[head.i - 1].lower_ == "instead"))
-        if t.dep_ in ("pcomp", "pobj") and (head.lower_ == "without" or instead_of):
+        if (t.dep_ in ("pcomp", "pobj") and head.lower_ == "without") or _rejected(t):
             count += 1
         if t.dep_ == "ccomp" and any(c.dep_ == "neg" for c in t.children):
             break  # a clause with its own negation: "Sick Leave will not be paid out; however, you will not lose it"
         if t.dep_ == "acl" and t.tag_ in ("VBN", "VBG"):
+            count += any(c.dep_ == "det" and c.lower_ == "no" for c in head.children)  # "no activity keeping it"
             break  # a participle describing a noun ("not required to implement scripts run with npm run")
         purpose = t.dep_ == "advcl" and any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)
         if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj", "acl") \
@@ -115,9 +116,19 @@ def _negated(token) -> bool:
     return count % 2 == 1
 
 
+_REJECTING = ("instead of", "in lieu of", "rather than")
+
+
+def _rejected(token) -> bool:
+    """Whether the words right before `token` reject it: "instead of", "in lieu of", "rather than"
+    ("is used in lieu of reading the entire tree": nothing is read)."""
+    return " ".join(t.lower_ for t in token.doc[max(0, token.i - 3):token.i]).endswith(_REJECTING)
+
+
 # Marks of clauses that assert nothing about the statement they hang on: conditions, and concessions
 # ("Although GraphQL is no longer built in, you can still use it": the statement is "you can use it").
 _CONDITIONS = frozenset({"if", "when", "whenever", "whether", "although", "though", "whereas"})
+CONDITION_WORDS = frozenset({"if", "when", "whenever", "unless", "once"})  # a sentence that states a condition
 
 
 def states(text: str) -> bool:
@@ -137,15 +148,39 @@ def asserted(text: str) -> str:
     step label is dropped."""
     text = _LABEL.sub("", text, count=1)
     doc = parse(text)
-    drop: set[int] = set()
-    for t in doc:
-        conditional = t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in _CONDITIONS for c in t.children)
-        if conditional or t.dep_ == "relcl":
-            drop.update(w.i for w in t.subtree)
+    drop = conditions(doc) | {w.i for t in doc if t.dep_ == "relcl" for w in t.subtree}
     if not drop:
         return text
     original = doc.user_data.get("text", doc.text)  # its own spacing: "--no-save" stays one word
     return "".join(original[t.idx:t.idx + len(t.text)] + t.whitespace_ for t in doc if t.i not in drop).strip()
+
+
+def conditions(doc) -> set[int]:
+    """The token positions of a parse's conditional and concessive clauses ("if …", "when …", "although …")."""
+    found = set(_opening_condition(doc))
+    for t in doc:
+        if t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in _CONDITIONS for c in t.children):
+            found.update(w.i for w in t.subtree)
+    return found
+
+
+OPENING_CONDITION_TOKENS = 25  # a condition that opens a sentence ends at its first comma, within this many tokens
+
+
+def condition_count(doc, unless: bool = True) -> int:
+    """How many conditions a parse states: "if"/"when"/"once" clauses, and "unless" ones (`unless`)."""
+    marks = CONDITION_WORDS if unless else CONDITION_WORDS - {"unless"}
+    return sum(t.dep_ in ("mark", "advmod") and t.lower_ in marks and t.head.dep_ == "advcl" for t in doc)
+
+
+def _opening_condition(doc) -> range:
+    """The token positions of a condition that opens the sentence, up to its comma ("When you run npm
+    init without an initializer, it falls back …"), however the parser attached its words: a code
+    name there ("npm init", "file:") can leave part of the clause outside its subtree, or make it the root."""
+    if not len(doc) or doc[0].lower_ not in _CONDITIONS - {"whether"}:
+        return range(0)
+    comma = next((t.i for t in doc if t.text == "," and t.i <= OPENING_CONDITION_TOKENS), None)
+    return range(comma + 1) if comma is not None and comma < len(doc) - 2 else range(0)
 
 
 def _unless(token) -> bool:
@@ -187,7 +222,7 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
     doc = parse(ANSWER_WORD.sub("", asserted(text)))
     scopes = []
     for t in doc:
-        if t.dep_ == "intj" or not (t.lower_ in _NEG_CUES or t.lower_.endswith("n't")) or _idiom(t):
+        if t.dep_ == "intj" or not (t.lower_ in _NEG_CUES or t.lower_.endswith("n't")) or _idiom(t) or _in_quotes(t):
             continue
         head = t if t.lower_ in SELF_NEGATING else t.head
         while head.pos_ == "ADV" and head.head is not head:
@@ -207,6 +242,13 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
         if kept and core:
             scopes.append((" ".join(w.text for w in kept), frozenset(core)))
     return scopes
+
+
+def _in_quotes(token) -> bool:
+    """Whether `token` is quoted as a value, in single quotes or backticks ("the values 'rr' or 'none'")."""
+    text = token.doc.user_data.get("text", token.doc.text)
+    before, after = text[token.idx - 1:token.idx], text[token.idx + len(token.text):token.idx + len(token.text) + 1]
+    return before in ("'", "`") and after in ("'", "`")
 
 
 def _idiom(token) -> bool:
@@ -330,20 +372,30 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     if EXCEPTION.search(claim):
         return ""
     claim_doc = parse(ANSWER_WORD.sub("", claim))
-    sentence_docs = [parse(s) for s in sentences if s and not EXCEPTION.search(s)]
+    claim_conditions = conditions(claim_doc)
+    claim_condition_count = condition_count(claim_doc, unless=False)
+    sentence_docs = [(d, conditions(d)) for d in (parse(s) for s in sentences if s and not EXCEPTION.search(s))]
     for t in _predicates(claim_doc):
-        lemma, negated = _lemma(t), _negated(t)
+        lemma = _lemma(t)
+        readings = (_negated(t), _negated(t, unless=False))
         arguments = _arguments(t)
         agree, disagree = False, None
-        for doc in sentence_docs:
+        for doc, doc_conditions in sentence_docs:
             for e in _predicates(doc):
+                if (t.i in claim_conditions) != (e.i in doc_conditions):
+                    continue  # a condition ("if you want it written") asserts nothing an assertion can flip
                 e_lemma = _lemma(e)
                 if e_lemma == lemma:
-                    flips = _negated(e) != negated
+                    same = True
                 elif opposed(lemma, e_lemma, t.pos_ if t.pos_ == e.pos_ else ""):
-                    flips = _negated(e) == negated
+                    same = False
                 else:
                     continue
+                # a claim's "unless" is "if not" against a sentence with a condition of its own ("follows
+                # links when told to"); against one without, it may add an exception: a flip only if it
+                # flips either way ("not available unless exported" agrees with "not available")
+                conditional = condition_count(doc) > claim_condition_count
+                flips = all((_negated(e) != negated) == same for negated in (readings[:1] if conditional else readings))
                 if _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
                     continue  # a name in quotes, a keyword of code, or the same verb about something else
                 if not _same_subject(t, e, arguments, _arguments(e)):
@@ -355,6 +407,26 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
         if disagree is not None and not agree:
             return _clause(disagree)
     return ""
+
+
+def predicate_negated(text: str, core: frozenset[str]) -> bool:
+    """Whether `text` asserts one of the predicate lemmas `core` in the negative by its parse, which sees
+    what a negation word does not: "is used in lieu of reading the tree", "prevents writing the file"."""
+    return any(t.lemma_.lower() in core and _negated(t) for t in parse(asserted(text)))
+
+
+def restated_by_opposite(claim: str, sentence: str) -> bool:
+    """Whether the sentence says a predicate of the claim as the negation of its opposite, about the
+    same thing: "--no-save keeps the package in package.json" / "--no-save tells npm not to remove
+    the package from package.json". Such a pair differs in negation and says the same."""
+    claim_doc, doc = parse(ANSWER_WORD.sub("", claim)), parse(sentence)
+    for t in _predicates(claim_doc):
+        arguments = _arguments(t)
+        for e in _predicates(doc):
+            if (opposed(_lemma(t), _lemma(e), t.pos_ if t.pos_ == e.pos_ else "") and _negated(e) != _negated(t)
+                    and not (_quoted(e) or _code(e)) and _same_arguments(t, e, arguments, _arguments(e))):
+                return True
+    return False
 
 
 def _patients(token, names: Sequence[namelib.Name]) -> set[str]:
