@@ -202,7 +202,9 @@ def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> boo
     if not about:
         return False
     best = [s for n, s in about if n == about[0][0]]
-    return not any(negated(meaning.asserted(s)) or meaning.predicate_negated(s, core) for s in best)
+    # a negation in the sentence's own condition backs it too: "If a callback is not given, the error
+    # is emitted" states what "without a callback it is emitted" does
+    return not any(negated(s) or meaning.predicate_negated(s, core) for s in best)
 
 
 def _salient(claim: str) -> list[str]:

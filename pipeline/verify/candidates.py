@@ -50,6 +50,8 @@ def evidence_candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, 
             out.setdefault(whole, ei)
         if entry := field_entry(sentences, si):
             out.setdefault(entry, ei)
+        if item := whole_item(sentences, si):
+            out.setdefault(item, ei)
     return list(out.items())
 
 
@@ -101,3 +103,23 @@ def field_entry(sentences: Sequence[str], si: int) -> str:
         return ""
     whole = " ".join(sentences[si:end + 1])
     return whole if len(whole) <= ENTRY_MAX_CHARS else ""
+
+
+ITEM_MAX_SENTENCES = 4  # a list item read whole, up to this many sentences …
+ITEM_MAX_CHARS = 600  # … and this long
+
+
+def whole_item(sentences: Sequence[str], si: int) -> str:
+    """The list item sentence `si` opens or goes on with, read whole when it runs to three sentences or
+    more ("* `historySize` {number} Maximum number of history lines retained. To disable … **Default:**
+    `30`."): its last sentence gives the default the first one's name has. '' otherwise."""
+    start = si
+    while start > max(0, si - ITEM_MAX_SENTENCES + 1) and not LIST_ITEM.match(sentences[start]):
+        start -= 1
+    if not LIST_ITEM.match(sentences[start]):
+        return ""
+    end = start + 1
+    while end < len(sentences) and end - start < ITEM_MAX_SENTENCES and not LIST_ITEM.match(sentences[end]):
+        end += 1
+    whole = " ".join(sentences[start:end])
+    return whole if end - start >= 3 and len(whole) <= ITEM_MAX_CHARS else ""

@@ -155,11 +155,13 @@ def asserted(text: str) -> str:
     return "".join(original[t.idx:t.idx + len(t.text)] + t.whitespace_ for t in doc if t.i not in drop).strip()
 
 
-def conditions(doc) -> set[int]:
-    """The token positions of a parse's conditional and concessive clauses ("if …", "when …", "although …")."""
+def conditions(doc, unless: bool = False) -> set[int]:
+    """The token positions of a parse's conditional and concessive clauses ("if …", "when …", "although …"),
+    and with `unless` its "unless …" clauses."""
+    marks = _CONDITIONS | {"unless"} if unless else _CONDITIONS
     found = set(_opening_condition(doc))
     for t in doc:
-        if t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in _CONDITIONS for c in t.children):
+        if t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in marks for c in t.children):
             found.update(w.i for w in t.subtree)
     return found
 
@@ -372,9 +374,9 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     if EXCEPTION.search(claim):
         return ""
     claim_doc = parse(ANSWER_WORD.sub("", claim))
-    claim_conditions = conditions(claim_doc)
+    claim_conditions = conditions(claim_doc, unless=True)
     claim_condition_count = condition_count(claim_doc, unless=False)
-    sentence_docs = [(d, conditions(d)) for d in (parse(s) for s in sentences if s and not EXCEPTION.search(s))]
+    sentence_docs = [(d, conditions(d, unless=True)) for d in (parse(s) for s in sentences if s and not EXCEPTION.search(s))]
     for t in _predicates(claim_doc):
         lemma = _lemma(t)
         readings = (_negated(t), _negated(t, unless=False))
@@ -382,7 +384,7 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
         agree, disagree = False, None
         for doc, doc_conditions in sentence_docs:
             for e in _predicates(doc):
-                if (t.i in claim_conditions) != (e.i in doc_conditions):
+                if t.i in claim_conditions and e.i not in doc_conditions:
                     continue  # a condition ("if you want it written") asserts nothing an assertion can flip
                 e_lemma = _lemma(e)
                 if e_lemma == lemma:
@@ -455,14 +457,18 @@ def swapped(claim: str, sentences: Iterable[str]) -> str:
     if len(claim_keys) < 2:
         return ""
     docs = [(d, namelib.names(d.user_data.get("text", d.text))) for d in (parse(s) for s in sentences if s)]
-    docs = [(d, found) for d, found in docs if len(claim_keys & {n.key for n in found}) >= 2]
-    for t in _predicates(parse(claim_text)):
+    docs = [(d, found, conditions(d, unless=True)) for d, found in docs if len(claim_keys & {n.key for n in found}) >= 2]
+    claim_doc = parse(claim_text)
+    claim_conditions = conditions(claim_doc, unless=True)
+    for t in _predicates(claim_doc):
         mine = _patients(t, claim_names) & claim_keys
         if not mine:
             continue
         agree, disagree = False, None
-        for doc, found in docs:
+        for doc, found, doc_conditions in docs:
             for e in _predicates(doc):
+                if t.i in claim_conditions and e.i not in doc_conditions:
+                    continue  # "if you called unref()" is no statement about what "call ref()" acts on
                 theirs = _patients(e, found) & claim_keys
                 if _lemma(e) != _lemma(t) or _negated(e) != _negated(t) or not theirs:
                     continue
