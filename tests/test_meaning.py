@@ -10,7 +10,7 @@ from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
 from pipeline.verify import align, details, meaning, rivals
 from pipeline.verify import lemmas as lemmas_mod
-from pipeline.verify.candidates import whole_list
+from pipeline.verify.candidates import evidence_candidates, field_entry, whole_item, whole_list
 from pipeline.verify.opposites import opposed
 
 
@@ -59,6 +59,33 @@ def test_a_short_title_line_is_not_joined_to_the_paragraph_below_it():
     ("StaticFiles doesn't follow links unless you set it.", "StaticFiles follows links when you set it.", False),
     ("You can install it from the Self-Service app.",
      "Step 3 - If it is not located in the Self Service application, submit a service desk request.", False),
+    # a condition that opens the claim ends at its comma, however the parser attached "npm init"
+    ("When you run npm init without an initializer, it falls back to the legacy questionnaire.",
+     "If the initializer is omitted (by just calling `npm init`), init will fall back to legacy init behavior.", False),
+    # "not to remove" says "keeps"; "in lieu of reading" says "does not read"
+    ("--no-save keeps the package in your package.json.",
+     "`--no-save` will tell npm not to remove the package from your `package.json`.", False),
+    ("--no-save removes the package from your package.json.",
+     "`--no-save` will tell npm not to remove the package from your `package.json`.", True),
+    ("npm keeps a hidden lockfile so it does not have to read the entire node_modules hierarchy.",
+     "The hidden lockfile is used in lieu of reading the entire `node_modules` hierarchy.", False),
+    # a negation word inside a code name, or quoted as a value, negates nothing
+    ("cluster.schedulingPolicy is cluster.SCHED_RR or cluster.SCHED_NONE.",
+     "The scheduling policy, either `cluster.SCHED_RR` or `cluster.SCHED_NONE`.", False),
+    ("Set it through NODE_CLUSTER_SCHED_POLICY, with the values 'rr' or 'none'.",
+     "It can be set through `NODE_CLUSTER_SCHED_POLICY`. Valid values are `'rr'` and `'none'`.", False),
+    # "the lack of X" negates X, not what is said of it
+    ("Even with npm in the packageManager property, the global npm is used.",
+     "While `npm` is a valid option in the `packageManager` property, the lack of shim will cause the global npm to be used.", False),
+    # an "unless" may add an exception to a sentence without a condition, and is "if not" against one with
+    ("Subpaths are no longer available to importers unless you export them.",
+     "All subpaths of the package are no longer available to importers.", False),
+    ("Subpaths are available to importers unless you define exports.",
+     "Subpaths are available to importers when you define exports.", True),
+    # a negation in the evidence's own condition states what the claim's "without" does
+    ("If a callback is given, the error is passed to it; without a callback it is emitted as an 'error' event.",
+     "If a `callback` is given, the error will be passed to the `callback`. If a `callback` is not given, the error is emitted as an `'error'` event.",
+     False),
 ])
 def test_negation_is_compared_where_it_is_asserted(claim, sentence, differs):
     assert align._negation_differs(claim, sentence) is differs
@@ -98,6 +125,16 @@ def test_asserted_sets_conditions_aside_but_keeps_unless(text, kept):
     # a participle describing a noun is not negated by the negation above it
     ("Not every workspace has to implement a script that you run with npm run.",
      "It is not required for all of the workspaces to implement scripts run with the `npm run` command.", ""),
+    # a predicate in the claim's condition is compared with conditions only
+    ("If you do want the file: reference written to package.json, use npm link --save.",
+     "This will also prevent writing `package.json` if `save` is false.", ""),
+    ("Don't write the file: reference to package.json.",
+     "This will also prevent writing `package.json` if `save` is false.", ""),
+    # "no activity keeping the loop running" is "nothing keeps it running"
+    ("The process may exit if nothing else keeps the event loop running.",
+     "If there is no other activity keeping the event loop running, the process may exit.", ""),
+    ("The process may exit if something keeps the event loop running.",
+     "If there is no other activity keeping the event loop running, the process may exit.", "keeping the event loop running"),
     # a verb used as a preposition ("including") is no predicate to oppose "excluded"
     ("Ignored files are excluded from the package, including those in child directories.",
      "Ignored files in all child directories will be excluded from the package.", ""),
@@ -402,3 +439,32 @@ def test_a_documented_name_in_another_names_very_place_is_a_swap():
     # a name of another make (a link's site) in the place is no swap of a documented one
     listed = "Its bindings are in src/node_wasi.cc and lib/wasi.js."
     assert rivals.name_in_place(listed, "* src/node_wasi.cc (github.com) * lib/wasi.js", "* src/node_wasi.cc (github.com)") == ("", "")
+
+
+def test_a_reference_entry_is_read_with_its_fields_and_description():
+    sentences = ["Config Settings > fetch-retries", "* Default: 2", "* Type: Number",
+                 'The "retries" config for the `retry` module.', "npm will retry idempotent requests."]
+    assert field_entry(sentences, 0) == ('Config Settings > fetch-retries * Default: 2 * Type: Number '
+                                         'The "retries" config for the `retry` module.')
+    assert field_entry(sentences, 3) == ""  # no field follows
+    assert field_entry(["Primordials with known issues", "* `SafePromiseAny`", "* `SafePromiseRace`", "Use care."], 0) == ""
+
+
+def test_a_list_item_is_read_whole_to_its_default():
+    sentences = ["* `history` {string[]} Initial list of history lines.",
+                 "* `historySize` {number} Maximum number of history lines retained.",
+                 "To disable the history set this value to `0`.",
+                 "This option makes sense only if `terminal` is set. **Default:** `30`.",
+                 "* `prompt` {string} The prompt string to use."]
+    whole = " ".join(sentences[1:4])
+    assert whole_item(sentences, 1) == whole and whole_item(sentences, 3) == whole
+    assert whole_item(sentences, 0) == "" and whole_item(sentences, 4) == ""  # one sentence each
+
+
+def test_a_sentence_going_on_with_a_list_item_is_read_with_it():
+    evidence = ["* Tier 1 - Must always be working. A release will not be shipped if the tool is broken.\n\n"
+                "* Tier 2 - Must work for LTS releases. An LTS release will not be shipped if the tool is broken.\n\n"
+                "* Tier 3 - If possible its test suite will be run at least nightly.\n  Does not block shipping a release.\n\n"
+                "* Tier 4 - Does not block shipping a release."]
+    texts = [t for t, _ in evidence_candidates("A Tier 3 tool does not block shipping a release.", evidence)]
+    assert "* Tier 3 - If possible its test suite will be run at least nightly. Does not block shipping a release." in texts

@@ -98,6 +98,11 @@ def test_in_scope_known_values(best, unknown, unseen_, answer):
 def test_question_nouns_and_unseen():
     assert question_nouns("How do I connect a Starlette app to a MongoDB database?") == ["starlette", "app", "mongodb", "database"]
     assert question_nouns("Hi team, where are backups kept? (human)") == ["backups"]  # a greeting or a tag is no topic
+    # only a noun written as a name may refuse a question for being in no document: "health" in "our health
+    # check" is a word of the language, "AWS", "keepAlive", "http.Agent" and mid-sentence "Jest" are names
+    assert question_nouns("Can I use os.loadavg() in our health check on Windows servers?", names_only=True) == ["os_loadavg", "windows"]
+    assert question_nouns("Does Jest set the keepAlive of http.Agent for our AWS keys?", names_only=True) == [
+        "jest", "keepalive", "http_agent", "aws"]
     hits = [_hit("Per diem rates for lodging depend on the city.", 0.5), _hit("Receipts are required.", 0.4)]
     assert unseen(["lodging", "rate", "chicago", "receipts"], hits) == ["chicago"]
     assert unseen(["receipts"], hits, top=1) == ["receipts"]
