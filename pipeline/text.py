@@ -181,7 +181,7 @@ def stem(word: str) -> str:
 
 # a sentence ends at . ! or ? (and any closing quote or bracket) before a space and a capital, digit,
 # opening quote, bracket or code span
-SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`]?[A-Z0-9`])")
+SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=[\"'(\[`]?[A-Z0-9`])")
 # an answer's sentence, as claims are cut from it: also ends before a code name written in lower
 # case ("… defaults to True. check_dir defaults to …")
 ANSWER_SENTENCE = re.compile(r".+?(?:[.!?][\"')\]]*(?=\s+(?:[\"'(`]?[A-Z0-9]|`|[a-z][a-z0-9]*_\w))|$)")
@@ -197,7 +197,12 @@ def split_sentences(text: str) -> list[str]:
     """`text` split into sentences by rule (fast; no parse): at `SENTENCE_END`, except after a
     common abbreviation ("e.g.", "approx.")."""
     out: list[str] = []
-    for piece in (s.strip() for s in SENTENCE_END.split(text)):
+    pieces, start = [], 0
+    for m in SENTENCE_END.finditer(text):  # the closing quote or bracket stays with its sentence: "(See below.)"
+        pieces.append(text[start:m.start()] + m.group(1))
+        start = m.end()
+    pieces.append(text[start:])
+    for piece in (s.strip() for s in pieces):
         if not piece:
             continue
         if out and ABBREVIATION.search(out[-1]):

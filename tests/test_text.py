@@ -69,6 +69,11 @@ def test_sentences_end_at_a_stop_before_a_capital_a_digit_or_code_but_not_after_
     assert text.split_sentences("version 1.2 is out. see below") == ["version 1.2 is out. see below"]
 
 
+def test_a_closing_bracket_or_quote_stays_with_its_sentence():
+    assert text.split_sentences("Enables it. (See below on how to change it.) Default is SIGUSR2. He said \"Stop.\" Then left.") == [
+        "Enables it.", "(See below on how to change it.)", "Default is SIGUSR2.", 'He said "Stop."', "Then left."]
+
+
 def test_markdown_sentences_join_wrapped_lines_and_keep_blocks_apart():
     md = "Leave is paid\nat the end. It is\nkept.\n\n- an item\n- another\n# Heading\n| a | b |"
     assert text.markdown_sentences(md) == [
