@@ -135,6 +135,12 @@ def test_asserted_sets_conditions_aside_but_keeps_unless(text, kept):
      "If there is no other activity keeping the event loop running, the process may exit.", ""),
     ("The process may exit if something keeps the event loop running.",
      "If there is no other activity keeping the event loop running, the process may exit.", "keeping the event loop running"),
+    # "before"/"after" introducing a clause: a flip where they order the same events, not where the
+    # clauses trade places ("back up before you upgrade" says "upgrade after backing up")
+    ("The 'newListener' event is emitted only after the listener has been added to the array.",
+     "The instance will emit its own 'newListener' event before a listener is added to its array.",
+     "before a listener is added to its array"),
+    ("Back up the data before you upgrade the server.", "Upgrade the server after backing up the data.", ""),
     # a verb used as a preposition ("including") is no predicate to oppose "excluded"
     ("Ignored files are excluded from the package, including those in child directories.",
      "Ignored files in all child directories will be excluded from the package.", ""),
@@ -468,3 +474,10 @@ def test_a_sentence_going_on_with_a_list_item_is_read_with_it():
                 "* Tier 4 - Does not block shipping a release."]
     texts = [t for t, _ in evidence_candidates("A Tier 3 tool does not block shipping a release.", evidence)]
     assert "* Tier 3 - If possible its test suite will be run at least nightly. Does not block shipping a release." in texts
+
+
+def test_a_range_run_the_other_way_is_reversed():
+    sentence = "The given sequence of paths is processed from right to left."
+    assert meaning.reversed_order("The paths are processed from left to right.", [sentence]) == "from right to left"
+    assert meaning.reversed_order("The paths are processed from right to left.", [sentence]) == ""
+    assert meaning.reversed_order("It goes from A to B.", ["It goes from B to A, and then from A to B."]) == ""

@@ -79,6 +79,11 @@ TABLE = [
     ("the same, uncited (a search result's wording is not the answer's source)",
      aligned(claim="Sick leave is paid out, so there's nothing to reinstate.", sentence="Sick leave is reinstated.",
              features={"negation_mismatch": 1.0, "coverage": 0.75}), 0.9, Label.SUPPORTED, "", ""),
+    ("a cited claim whose direction differs from the sentence's, saying more than it",
+     aligned(claim="querystring is slower than URLSearchParams and not standard.",
+             sentence="querystring is more performant than URLSearchParams.",
+             features={"direction_mismatch": 1.0, "coverage": 0.75}, cited=True), 0.9, Label.UNCERTAIN, "",
+     "the source says otherwise: querystring is more performant than URLSearchParams."),
     ("a negation mismatch with a sentence about something else", aligned(
         features={"negation_mismatch": 1.0, "coverage": 0.75, "cos_best": 0.6}), 0.9, Label.SUPPORTED, "", ""),
     ("a number no evidence states", aligned(unconfirmed="1879"), 0.9, Label.UNCERTAIN, "",

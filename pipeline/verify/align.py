@@ -368,7 +368,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
         rival = rivals.heading_rival(a.invented, evidence[a.evidence_index], claim)
         if rival:
             a.name, a.name_rival = a.invented, rival
-    a.flip = meaning.flipped(claim, about) or meaning.swapped(claim, about)
+    a.flip = meaning.flipped(claim, about) or meaning.swapped(claim, about) or meaning.reversed_order(claim, about)
     a.extra = details.unstated_details(claim, passages, given) if a.cited else ""
     joined = " ".join(passages)
     masked = a.extra.replace(".", "_")  # the added words as `details` gives them: "request_query_params_get"

@@ -264,11 +264,21 @@ def _word(token) -> str:
     return token.lemma_.lower() if token.is_alpha else token.lower_
 
 
+_ORDER = frozenset({"before", "after"})
+
+
+def _governed(token) -> set[str]:
+    """The content words of what "before"/"after" orders against: its object ("after the upgrade") or
+    the clause it introduces ("before a listener is added")."""
+    clause = token.subtree if token.dep_ != "mark" else token.head.subtree
+    return {_word(w) for w in clause if w.pos_ in CONTENT_POS and not w.is_stop and w.i != token.i}
+
+
 def _arguments(token) -> set[str]:
     """The content words of a predicate's own clause, the predicate itself left out; for "before" /
     "after", those of the clause it modifies too ("list the specific route after the general one")."""
     words = {_word(w) for w in _own_clause(token) if w.pos_ in CONTENT_POS and not w.is_stop and w.i != token.i}
-    if token.pos_ == "ADP" and token.head is not token:
+    if token.pos_ in ("ADP", "SCONJ") and token.head is not token:
         words |= {_word(w) for w in _own_clause(token.head) if w.pos_ in CONTENT_POS and not w.is_stop and w.i != token.i}
     return words | _subject_words(token)
 
@@ -340,7 +350,7 @@ def _lemma(token) -> str:
 
 def _predicates(doc) -> list:
     # a verb used as a preposition ("…, including child directories") states no predicate
-    return [t for t in doc if (t.pos_ in ("VERB", "ADJ") or (t.pos_ == "ADP" and t.lower_ in ("before", "after")))
+    return [t for t in doc if (t.pos_ in ("VERB", "ADJ") or (t.pos_ in ("ADP", "SCONJ") and t.lower_ in ("before", "after")))
             and t.is_alpha and _lemma(t) not in _LIGHT and not (t.pos_ == "VERB" and t.dep_ == "prep")]
 
 
@@ -357,6 +367,8 @@ def _clause(token, limit: int = 20) -> str:
     head = token.head if token.dep_ in ("acomp", "xcomp", "attr") and token.head.lemma_ in _LIGHT else token
     span = [t.i for t in token.subtree] + [c.i for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "neg", "aux", "auxpass")]
     span += [t.i for c in head.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree]
+    if token.dep_ == "mark":  # "before" introducing a clause: the clause it introduces
+        span = [token.i, *(t.i for t in token.head.subtree if t.i > token.i)]
     left, right = min(span), max(span) + 1
     right = min(right, left + limit)
     while right > left + 1 and doc[right - 1].is_punct:
@@ -400,6 +412,8 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
                 flips = all((_negated(e) != negated) == same for negated in (readings[:1] if conditional else readings))
                 if _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
                     continue  # a name in quotes, a keyword of code, or the same verb about something else
+                if lemma in _ORDER and not _governed(t) & _governed(e):
+                    continue  # "back up before you upgrade" says "upgrade after backing up": other events ordered
                 if not _same_subject(t, e, arguments, _arguments(e)):
                     continue  # another subject's predicate ("award leave" / "annual leave")
                 if flips:
@@ -483,3 +497,18 @@ def swapped(claim: str, sentences: Iterable[str]) -> str:
             text = doc.user_data.get("text", doc.text)
             return text[doc[kept[0]].idx:doc[kept[-1]].idx + len(doc[kept[-1]].text)]  # "the `.gitignore` is ignored"
     return ""
+
+
+_RANGE = re.compile(r"\bfrom (?:the )?([a-z]\w*) to (?:the )?([a-z]\w*)\b", re.IGNORECASE)
+
+
+def reversed_order(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's words where it runs the claim's "from X to Y" the other way ("processed from right
+    to left" against "from left to right"), and never the claim's way; '' when none does."""
+    wanted = {(a.lower(), b.lower()) for a, b in _RANGE.findall(claim) if a.lower() != b.lower()}
+    if not wanted:
+        return ""
+    found = [(m.group(0), (m.group(1).lower(), m.group(2).lower())) for s in sentences for m in _RANGE.finditer(s)]
+    if any(pair in wanted for _, pair in found):
+        return ""
+    return next((text for text, (a, b) in found if (b, a) in wanted), "")

@@ -138,9 +138,9 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
        the evidence's words; so is a near-restatement whose negation or direction is opposite.
     7. A restatement of an evidence sentence → SUPPORTED.
     8. A name of the same type that differs, in a less similar sentence → UNCERTAIN at most.
-    8b. In a claim the answer attributes to a source: a negation that differs from the sentence the
-       claim is about, where the claim also says more than that sentence (too little of it restated
-       to call it a flip) → UNCERTAIN at most.
+    8b. In a claim the answer attributes to a source: a negation or direction that differs from the
+       sentence the claim is about ("slower than" / "more performant than"), where the claim also says
+       more than that sentence (too little of it restated to call it a flip) → UNCERTAIN at most.
     9. A number (or, with names_must_appear, a name) no evidence states → UNCERTAIN at most.
     10. Content the claim adds that no evidence passage states → UNCERTAIN at most.
     11. Otherwise P(supported) against supported_threshold and uncertain_threshold.
@@ -183,7 +183,8 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
     unstated = a.unconfirmed or a.unnamed
     if a.conflict and about:  # a differing name in a less similar sentence
         return capped(p, "the sources only partly back this", unstated)
-    if a.cited and a.features.get("negation_mismatch") and similarity >= FLIP_MIN_SIMILARITY:
+    if a.cited and (a.features.get("negation_mismatch") or a.features.get("direction_mismatch")) \
+            and similarity >= FLIP_MIN_SIMILARITY:
         return capped(p, f"the source says otherwise: {_quote(a.sentence)}", unstated)
     if _capped(a, options):
         return capped(p, f"the sources never state {unstated}" if unstated else "the sources only partly back this",
