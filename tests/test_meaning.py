@@ -8,7 +8,7 @@ import pytest
 from pipeline import numbers
 from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
-from pipeline.verify import align, details, meaning, rivals
+from pipeline.verify import align, details, meaning, rivals, roles
 from pipeline.verify import lemmas as lemmas_mod
 from pipeline.verify.candidates import evidence_candidates, field_entry, whole_item, whole_list
 from pipeline.verify.opposites import opposed
@@ -181,21 +181,21 @@ def test_flipped_reads_opposites_from_the_lexicon_prefixes_and_errors(claim, evi
 ])
 def test_a_predicate_on_the_other_of_two_names_is_a_swap(claim, swap):
     evidence = "If both files exist, then the `.gitignore` is ignored, and only the `.npmignore` is used."
-    assert meaning.swapped(claim, [evidence]) == swap
+    assert roles.swapped(claim, [evidence]) == swap
 
 
 def test_a_predicate_said_of_the_claims_name_somewhere_is_no_swap():
     evidence = ("If you call `websocket.close()` before calling `websocket.accept()` then the server will "
                 "automatically send a HTTP 403 error to the client.")
     claim = "Calling websocket.close() before websocket.accept() makes the server send an HTTP 403 error."
-    assert meaning.swapped(claim, [evidence]) == ""
+    assert roles.swapped(claim, [evidence]) == ""
 
 
 def test_a_name_attached_to_the_object_is_not_what_the_predicate_acts_on():
     claim = "Hotels booked through AdTrav are charged to a personal card, while flights are charged to GSA."
     evidence = ("If you book through AdTrav, hotels will be charged against a personal card, but flights or rail "
                 "will be charged directly to the GSA.")
-    assert meaning.swapped(claim, [evidence]) == ""
+    assert roles.swapped(claim, [evidence]) == ""
 
 
 @pytest.mark.parametrize(("a", "b", "pos", "opposite"), [
@@ -478,6 +478,6 @@ def test_a_sentence_going_on_with_a_list_item_is_read_with_it():
 
 def test_a_range_run_the_other_way_is_reversed():
     sentence = "The given sequence of paths is processed from right to left."
-    assert meaning.reversed_order("The paths are processed from left to right.", [sentence]) == "from right to left"
-    assert meaning.reversed_order("The paths are processed from right to left.", [sentence]) == ""
-    assert meaning.reversed_order("It goes from A to B.", ["It goes from B to A, and then from A to B."]) == ""
+    assert roles.reversed_order("The paths are processed from left to right.", [sentence]) == "from right to left"
+    assert roles.reversed_order("The paths are processed from right to left.", [sentence]) == ""
+    assert roles.reversed_order("It goes from A to B.", ["It goes from B to A, and then from A to B."]) == ""

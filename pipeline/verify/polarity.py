@@ -1,0 +1,119 @@
+"""Polarity: whether a claim and the sentence it is aligned with differ in negation or direction ("is not
+paid" / "is paid", "increases" / "reduces"), by words and, where words disagree, by the parse. Plain
+strings in, booleans out; `pipeline.verify.align` fills its features from these."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pipeline.text import NEGATIONS, markdown_sentences, negates_at, terms
+from pipeline.verify import meaning
+from pipeline.verify.candidates import content_words
+from pipeline.verify.lemmas import lemmas
+
+UP_WORDS = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enhanc", "improv", "promot", "boost", "accelerat", "grow", "grew", "gain", "raise", "larger", "more ", "exceed", "stimulat", "activat", "induc", "upregulat", "warm")
+DOWN_WORDS = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
+
+
+# a bound on a figure ("no more than 72", "50 or fewer", "at least 2"); not a comparison ("lower than live birth")
+_BOUND_WORDS = re.compile(r"\b(?:(?:no |not )?(?:more|less|fewer|greater|larger|smaller|higher|lower) than(?= [$€£¥]?\d)"
+                          r"|(?<=\d)(?: [a-z]+)? or (?:more|less|fewer)|at (?:least|most))\b")
+
+
+def direction(text: str) -> int:
+    """+1 when the text says more of something goes up than down ("increases"), -1 the reverse, 0 neither."""
+    low = " " + _BOUND_WORDS.sub(" ", text.lower()) + " "  # "no more than 72", "50 or fewer": a bound, no direction
+    up = sum(low.count(" " + w) for w in UP_WORDS)
+    down = sum(low.count(" " + w) for w in DOWN_WORDS)
+    return (up > down) - (down > up)
+
+
+# A quoted word or code is a value, not a negation: "values are 'lax' and 'none'", "`f(reason=None)`".
+# (A phrase in double quotes stays: an answer may repeat "405 Method not allowed" without its quotes.)
+_QUOTED = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
+
+
+# Words that negate nothing where they stand: inside a code name ("SCHED_NONE", "ERR_PACKAGE_PATH_NOT_EXPORTED"),
+# and "the lack of X", which negates X, not what is said of it ("the lack of a shim causes the global npm to be used").
+_NOT_A_NEGATION = re.compile(r"\b\w+_\w+\b|\b(?:the|a|an|this|that) (?:lack|absence) of\b", re.IGNORECASE)
+
+
+def negated(text: str, unless: bool = True) -> bool:
+    """Whether the text says something in the negative: it has a negation word, or an "unless", but
+    not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
+    told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once.
+    With `unless` false, an "unless" clause is an exception that leaves the negation as it is ("no
+    longer available unless you export them" against "no longer available")."""
+    text = meaning.ANSWER_WORD.sub("", text)  # "No, X isn't Y" negates once
+    text = _NOT_A_NEGATION.sub(" ", meaning.NOT_NEGATING.sub(" ", _QUOTED.sub(" ", text)))
+    words = terms(text)
+    negative = any(negates_at(words, i) for i in range(len(words)))
+    if negative and meaning.EXCEPTION.search(text):
+        negative = False  # "never needed for any reason other than X" restricts: "only needed for X"
+    return negative != (unless and "unless" in words)
+
+
+def _focus(claim: str, sentence: str) -> list[str]:
+    """The sentences of an aligned window that share the most content words with the claim (ties kept)."""
+    parts = markdown_sentences(sentence)
+    if len(parts) < 2:
+        return [sentence]
+    words = content_words(claim)
+    shared = [len(words & content_words(p)) for p in parts]
+    return [p for p, n in zip(parts, shared, strict=True) if n == max(shared)]
+
+
+def _negation_differs(claim: str, sentence: str, evidence: Sequence[str] = ()) -> bool:
+    """Whether the claim is negated and the aligned `sentence` (its focus, `_focus`) not, or the other
+    way round, both as written and once conditional clauses are set aside ("… is raised if it isn't
+    supported" asserts no negation); where the claim is the negated side, the negation must be about
+    the matter the evidence states:
+
+    - a negation of the claim ("Sick leave isn't paid out, but …") differs only where the evidence
+      sentences that state its predicate ("paid") and most of its words do not negate it; where no
+      evidence sentence states the predicate, the claim adds something (not a flip).
+
+    `evidence` is the claim's evidence passages: a negation of the claim may be backed by a sentence
+    outside the aligned window. A claim's "unless" is "if not" against a sentence with a condition of
+    its own ("doesn't follow links unless told to" says "follows links when told to"); against one without, it
+    may add an exception, so the claim differs only if it does read either way ("no longer available
+    unless exported" agrees with "no longer available")."""
+    claim_words, words = terms(claim), terms(sentence)
+    conditional = sum(w in meaning.CONDITION_WORDS for w in words) > sum(w in meaning.CONDITION_WORDS - {"unless"} for w in claim_words)
+    readings = (True, False) if "unless" in claim_words and not conditional else (True,)
+    return all(_negation_differs_as(claim, sentence, evidence, unless) for unless in readings)
+
+
+def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unless: bool) -> bool:
+    """`_negation_differs`, with the claim's "unless" read as a negation (`unless`) or as an exception."""
+    focus = _focus(claim, sentence)
+    negative = negated(claim, unless)
+    if all(negated(s) == negative for s in focus):
+        return False  # the common case, decided without a parse
+    if any(meaning.restated_by_opposite(claim, s) for s in focus):
+        return False  # "keeps the package" / "not to remove the package"
+    stated = [s for s in focus if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
+    asserts_negative = negated(meaning.asserted(claim), unless)
+    if not stated or not all(negative != negated(s) and asserts_negative != negated(meaning.asserted(s))
+                             for s in stated):
+        return False
+    if asserts_negative:
+        scopes = meaning.negation_scopes(claim)
+        sentences = [s for text in evidence for s in markdown_sentences(text)] or markdown_sentences(sentence)
+        return not scopes or any(_unbacked(words, core, sentences) for words, core in scopes)  # no scope: "unless"
+    return True
+
+
+def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> bool:
+    """Whether the sentences that state a negated predicate (`core` lemmas) and most of its clause's
+    `words` state it without a negation. False when no sentence states the predicate."""
+    scope = content_words(words) - NEGATIONS
+    near = sorted(((len(scope & content_words(s)), s) for s in dict.fromkeys(sentences)), key=lambda x: -x[0])
+    about = [(n, s) for n, s in near[:12] if n and core & lemmas(s)]  # parse only the closest
+    if not about:
+        return False
+    best = [s for n, s in about if n == about[0][0]]
+    # a negation in the sentence's own condition backs it too: "If a callback is not given, the error
+    # is emitted" states what "without a callback it is emitted" does
+    return not any(negated(s) or meaning.predicate_negated(s, core) for s in best)
