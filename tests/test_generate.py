@@ -214,3 +214,12 @@ def test_task_boxes_tables_of_contents_and_parentheses_are_not_quoted_as_text():
         "A direct link to one of the platforms listed below.",
         "The `git node metadata` command can generate the metadata for you.",
     ]
+
+
+def test_a_default_after_its_sentence_stays_with_it():
+    text = ("* `historySize` {number} Maximum number of history lines retained. It makes sense only\n"
+            "    if `terminal` is set.\n    Default: `30`.\n\n#### `fetch-retries`\n\n* Default: 2\n* Type: Number\n")
+    assert [u.text for u in prose_units(text)] == [
+        "`historySize` {number} Maximum number of history lines retained.",
+        "It makes sense only if `terminal` is set. Default: `30`.",  # the default completes the item's sentence
+        "Default: 2", "Type: Number"]  # a field of its own stays one (an entry's field list)
