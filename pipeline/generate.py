@@ -79,11 +79,6 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _TRAILING_ASIDE = re.compile(r"^\([^()]*[^()\s.!?\"'”’]\)[.!?]*$")  # "(6 months or 1 year).", not "(See below.)"
 
 
-# A default given right after the sentence it belongs to, in the same item or paragraph ("Maximum number
-# of history lines retained. Default: `30`.").
-_DEFAULT_AFTER = re.compile(r"^[*_]*defaults?[*_]*\s*:[*_]*\s*\S[^.!?]*[.!?]?$", re.I)
-
-
 def _whole(pieces: list[str]) -> list[str]:
     """Sentences rejoined where the rule-based split cut one: inside a code span (an odd number of
     backticks so far), before a parenthesis that only closes the sentence before it ("How long is
@@ -91,7 +86,7 @@ def _whole(pieces: list[str]) -> list[str]:
     Default: `30`.")."""
     out: list[str] = []
     for piece in pieces:
-        if out and (out[-1].count("`") % 2 or _TRAILING_ASIDE.match(piece) or _DEFAULT_AFTER.match(piece)):
+        if out and (out[-1].count("`") % 2 or _TRAILING_ASIDE.match(piece) or _DEFAULT_FIELD.match(piece)):
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)

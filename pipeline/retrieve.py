@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -128,14 +129,20 @@ def question_nouns(question: str, names_only: bool = False) -> list[str]:
     """The nouns and proper nouns of a question, lowercased, each once: what it is about
     ("How do I connect a Starlette app to a MongoDB database?" → starlette, app, mongodb, database).
     With `names_only`, those written as names (`_written_as_name`): starlette, mongodb."""
-    from pipeline.claims import load_nlp, mask_dots
-
-    doc = load_nlp()(mask_dots(question))
+    doc = _question_doc(question)
     words = [t.text.lower() for t in doc if (t.pos_ in ("NOUN", "PROPN") or (t.i > 0 and t.text[:1].isupper()))
              and t.dep_ in _ARGUMENT_DEPS and not t.is_stop and len(t.text) > 1
              and any(c.isalpha() for c in t.text)  # "MongoDB" is tagged ADJ; "Hi team," is no argument
              and (not names_only or _written_as_name(t))]
     return list(dict.fromkeys(words))
+
+
+@functools.lru_cache(maxsize=64)
+def _question_doc(question: str):
+    """The question's parse, once: the relevance floor reads its nouns and its names."""
+    from pipeline.claims import load_nlp, mask_dots
+
+    return load_nlp()(mask_dots(question))
 
 
 def _written_as_name(token) -> bool:
