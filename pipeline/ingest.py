@@ -92,7 +92,7 @@ def load_file(path: Path, source: str, max_bytes: int = 5_000_000, root: Path | 
     rel = path.relative_to(root).as_posix() if root and path.is_relative_to(root) else path.name
     raw = decode(path.read_bytes(), str(path))
     meta = split_front_matter(raw.replace("\r\n", "\n"))[0] if fmt in ("markdown", "html") else {}
-    text, title = to_markdown(raw, fmt, rel=rel, site=site)
+    text, title = to_markdown(raw, fmt, rel=rel, site=site, include=_includer(path, root or path.parent))
     if not text.strip():
         raise ValueError(f"{path} has no text")
     if not title:
@@ -102,6 +102,24 @@ def load_file(path: Path, source: str, max_bytes: int = 5_000_000, root: Path | 
         title = title[:1].upper() + title[1:] if fmt == "markdown" else title
     return Document(id=f"{source}:{path.resolve()}", source=source, title=title, text=text, path=site.shown(rel),
                     url=site.page_url(rel, meta), modified=path.stat().st_mtime, domain="", format=fmt)
+
+
+def _includer(page: Path, root: Path, max_bytes: int = 1_000_000):
+    """What a reStructuredText `.. include:: name` of `page` reads: the named file, relative to the page
+    (or, written `/name`, to `root`), only inside `root` and only when it is a readable text file."""
+    top = root.resolve()
+
+    def read(name: str) -> str | None:
+        target = (top / name.lstrip("/")) if name.startswith("/") else (page.parent / name)
+        try:
+            target = target.resolve()
+            if not target.is_relative_to(top) or not target.is_file() or target.stat().st_size > max_bytes:
+                return None
+            return decode(target.read_bytes(), str(target))
+        except (OSError, ValueError):
+            return None
+
+    return read
 
 
 def load_url(url: str, source: str, max_bytes: int = 5_000_000, timeout: float = 15.0) -> Document:

@@ -16,26 +16,29 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
+from pipeline.rst import Include, rst_to_markdown
 from pipeline.text import INLINE_CODE
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
            ".rst": "rst", ".html": "html", ".htm": "html"}
 
 
-def to_markdown(text: str, fmt: str, rel: str = "", site: Site | None = None) -> tuple[str, str]:
+def to_markdown(text: str, fmt: str, rel: str = "", site: Site | None = None,
+                include: Include | None = None) -> tuple[str, str]:
     """Normalise `text` of a format to Markdown-like text; returns (text, title or "").
 
     Markdown is rendered as a documentation site shows it (`render_markdown`): front matter,
     template tags, admonitions, tables, inline HTML and emphasis markers become plain Markdown;
-    links are resolved against the page at `rel`. The title is front matter's, else the first `#`
-    heading outside code blocks."""
+    links are resolved against the page at `rel`. reStructuredText is first made Markdown
+    (`pipeline.rst`; `include` reads the files its `include` directives name), then rendered the
+    same way. The title is front matter's, else the first `#` heading outside code blocks."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if fmt in ("markdown", "html"):
         meta, text = split_front_matter(text)
     if fmt == "html":
         return html_to_markdown(text)
     if fmt == "rst":
-        text = rst_to_markdown(text)
+        text = render_markdown(rst_to_markdown(text, include), rel, site)
         return text, markdown_title(text)
     if fmt == "markdown":
         text = render_markdown(text, rel, site)
@@ -43,30 +46,6 @@ def to_markdown(text: str, fmt: str, rel: str = "", site: Site | None = None) ->
         title = " ".join(str(title).split()) if isinstance(title, (str, int, float)) else ""
         return text, title or markdown_title(text)
     return text, ""
-
-
-_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
-
-
-def rst_to_markdown(text: str) -> str:
-    """reStructuredText section titles (underlined, optionally overlined) become `#` headings by order of first use."""
-    lines, out, levels = text.split("\n"), [], []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if line.strip() and not _RST_UNDERLINE.match(line) and _RST_UNDERLINE.match(nxt) and len(nxt.strip()) >= len(line.strip()):
-            char = nxt.strip()[0]
-            if out and _RST_UNDERLINE.match(out[-1]) and out[-1].strip()[0] == char:
-                out.pop()  # overline
-            if char not in levels:
-                levels.append(char)
-            out.append("#" * min(len(levels[: levels.index(char) + 1]), 6) + " " + line.strip())
-            i += 2
-            continue
-        out.append(line)
-        i += 1
-    return "\n".join(out)
 
 
 def html_to_markdown(html: str) -> tuple[str, str]:

@@ -9,7 +9,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from pipeline.ingest import load_source
-from pipeline.markup import rst_to_markdown, to_markdown
+from pipeline.markup import to_markdown
 
 
 @pytest.fixture
@@ -67,8 +67,7 @@ def test_unreadable_file_is_skipped(folder):
         assert any(p.endswith("locked.md") for p, _ in report.skipped)
 
 
-def test_rst_and_markdown_titles():
-    assert rst_to_markdown("=====\nTitle\n=====\n\nSub\n---\n\ntext") == "# Title\n\n## Sub\n\ntext"
+def test_markdown_titles():
     assert to_markdown("# Hello\n\nworld", "markdown") == ("# Hello\n\nworld", "Hello")
 
 

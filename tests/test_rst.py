@@ -1,0 +1,125 @@
+"""reStructuredText (Sphinx) pages as a reader of the rendered page sees them: known values per construct."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.ingest import load_file
+from pipeline.markup import to_markdown
+from pipeline.rst import rst_to_markdown
+
+PAGE = """\
+.. _`the page`:
+
+add_library
+-----------
+
+.. only:: html
+
+   .. contents::
+
+Add a library named ``<name>``, see :command:`target_link_libraries` and
+:prop_tgt:`POSITION_INDEPENDENT_CODE <POSITION_INDEPENDENT_CODE>` or the
+:ref:`Object Libraries <object-libs>` section and :manual:`cmake-buildsystem(7)`.
+
+.. code-block:: cmake
+   :caption: example
+
+  add_library(archive STATIC a.cpp)
+
+.. versionadded:: 3.11
+  The source files can be omitted.
+
+.. note::
+   Interface libraries compile nothing.
+
+.. this is a comment
+   spanning two lines
+
+Options
+^^^^^^^
+
+.. option:: -S <path-to-source>
+
+  Path to the root directory of the project.
+
+Run it like this::
+
+  cmake -S . -B build
+"""
+
+
+def render(text: str) -> str:
+    return to_markdown(text, "rst", "cmd/add_library.rst")[0]
+
+
+def test_a_sphinx_page_renders_as_its_reader_sees_it():
+    out, title = to_markdown(PAGE, "rst", "cmd/add_library.rst")
+    assert title == "add_library"
+    assert out.startswith("# add_library\n")
+    assert "Add a library named `<name>`, see `target_link_libraries` and\n`POSITION_INDEPENDENT_CODE` or the\n" \
+           "Object Libraries section and cmake-buildsystem(7)." in out
+    assert "```cmake\nadd_library(archive STATIC a.cpp)\n```" in out and ":caption:" not in out
+    assert "New in version 3.11: The source files can be omitted." in out
+    assert "Note: Interface libraries compile nothing." in out
+    assert "## Options" in out
+    assert "`-S <path-to-source>`: Path to the root directory of the project." in out
+    assert "Run it like this:\n\n```\ncmake -S . -B build\n```" in out
+    prose = re.sub(r"```.*?```", "", out, flags=re.S)
+    for raw in (".. ", "::", ":command:", "``", "comment", "contents", "the page"):
+        assert raw not in prose, raw
+
+
+def test_links_lists_and_definitions():
+    text = ("See `the guide <https://example.org/guide>`_ and `Named`_ [#]_ for |project|.\n\n"
+            "* first item\n  continued\n* .. versionadded:: 3.6\n    second item\n\n"
+            "#. numbered\n\n"
+            "Source Tree\n  The top-level directory.\n")
+    out = render(text)
+    assert "See [the guide](https://example.org/guide) and Named for project." in out
+    assert "* first item\n  continued" in out
+    assert "* New in version 3.6: second item" in out
+    assert "1. numbered" in out
+    assert "Source Tree: The top-level directory." in out
+
+
+def test_tables_become_one_item_per_row():
+    simple = "=====  =========\nName   Default\n=====  =========\njobs   ``4``\nquiet  off\n=====  =========\n"
+    assert render(simple).split() == "- Name: jobs — Default: `4` - Name: quiet — Default: off".split()
+    grid = "+------+---------+\n| Name | Default |\n+======+=========+\n| jobs | 4       |\n+------+---------+\n"
+    assert "- Name: jobs — Default: 4" in render(grid)
+
+
+def test_section_titles_and_code_roles():
+    assert rst_to_markdown("=====\nTitle\n=====\n\nSub\n---\n\ntext") == "# Title\n\n## Sub\n\ntext"
+    out = rst_to_markdown(":func:`~pkg.mod.run`, :class:`!Plain`, :pep:`8`, :guilabel:`&Cancel`")
+    assert out == "`run`, `Plain`, PEP 8, Cancel"
+    # a title underline inside code is code
+    assert "# " not in rst_to_markdown(".. code-block:: text\n\n  Title\n  =====\n")
+
+
+def test_includes_are_read_from_inside_the_source_only(tmp_path):
+    root = tmp_path / "docs"
+    (root / "cmd").mkdir(parents=True)
+    (root / "include").mkdir()
+    (root / "include" / "NOTE.txt").write_text("Shared text about linkers.\n")
+    (tmp_path / "secret.txt").write_text("password=hunter2\n")
+    page = root / "cmd" / "page.rst"
+    page.write_text("Page\n====\n\n.. include:: ../include/NOTE.txt\n\n.. include:: ../../secret.txt\n\n"
+                    ".. include:: /include/NOTE.txt\n\n.. include:: missing.txt\n\nEnd.\n")
+    doc = load_file(page, "kb", root=root)
+    assert doc.text.count("Shared text about linkers.") == 2
+    assert "hunter2" not in doc.text and "include::" not in doc.text and doc.text.rstrip().endswith("End.")
+
+
+def test_an_include_of_itself_stops():
+    assert rst_to_markdown("A\n\n.. include:: self.rst\n", include=lambda name: "A\n\n.. include:: self.rst\n").count("A") == 4
+
+
+@given(st.lists(st.from_regex(r"[A-Za-z0-9 ,;!?'()-]{0,60}", fullmatch=True), max_size=30))
+def test_plain_prose_keeps_every_word(lines: list[str]):
+    text = "\n".join(lines)
+    assert set(re.findall(r"\w+", text)) <= set(re.findall(r"\w+", rst_to_markdown(text)))
