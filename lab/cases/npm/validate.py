@@ -19,7 +19,7 @@ SPLIT = re.compile(r"(?<=\]\.)\s+")
 CITE_END = re.compile(r"\[(\d+)\]\.$")
 TYPES = ("number", "name", "negation", "unsupported")
 PER_TYPE = 10
-SETS = {"npm": ("np", 10), "node": ("nd", 12), "nodeapi": ("na", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
+SETS = {"npm": ("np", 10), "node": ("nd", 12), "nodeapi": ("na", 12), "cmake": ("cm", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
 P, N_OOS = SETS[CASES.stem.removeprefix("cases-")]
 MAX_CITE2_ROWS = 5
 MIN_DOCS = 15
@@ -60,8 +60,9 @@ def main():
             err("?", f"duplicate question ({c}x): {q}")
 
     corpus_files = {p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.is_file()}
-    if any(not f.endswith(".md") for f in corpus_files):
-        err("corpus", f"non-.md files in corpus: {sorted(f for f in corpus_files if not f.endswith('.md'))}")
+    if any(not f.endswith((".md", ".rst")) for f in corpus_files):
+        err("corpus", "files other than .md/.rst in corpus: "
+            f"{sorted(f for f in corpus_files if not f.endswith(('.md', '.rst')))}")
 
     per_type = Counter()
     docs = Counter()
