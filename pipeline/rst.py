@@ -59,8 +59,31 @@ Include = Callable[[str], "str | None"]
 def rst_to_markdown(text: str, include: Include | None = None) -> str:
     """A reStructuredText page as Markdown-like text (see the module's docstring). `include(name)`
     returns the text of a file named by an `.. include::` directive, or None (then it is dropped)."""
-    lines = _blocks(text.replace("\t", "    ").split("\n"), include, depth=0)
+    text = _titled_references(text.replace("\t", "    "))
+    lines = _blocks(text.split("\n"), include, depth=0)
     return "\n".join(_headings(lines))
+
+
+_LABEL = re.compile(r"^\.\.[ \t]+_`?(?P<label>[^:`]+)`?:[ \t]*$")
+
+
+def _titled_references(text: str) -> str:
+    """`:ref:`label`` to a section shows the section's title, as Sphinx shows it: the label is
+    defined (`.. _label:`) right above the title."""
+    lines = text.split("\n")
+    titles: dict[str, str] = {}
+    for n, line in enumerate(lines):
+        if label := _LABEL.match(line):
+            rest = [x for x in lines[n + 1:n + 8] if x.strip() and not _LABEL.match(x)]
+            if len(rest) >= 2 and _UNDERLINE.match(rest[0]):
+                rest = rest[1:]  # an overline
+            if len(rest) >= 2 and not _UNDERLINE.match(rest[0]) and _UNDERLINE.match(rest[1]):
+                titles[label.group("label").strip().lower()] = rest[0].strip()
+    if not titles:
+        return text
+    return re.sub(r":ref:`(?P<label>[^`<>]+)`",
+                  lambda m: f":ref:`{titles[key]} <{m.group('label')}>`" if (key := m.group("label").strip().lower()) in titles else m.group(0),
+                  text)
 
 
 def _indent(line: str) -> int:
@@ -102,7 +125,10 @@ def _lead(label: str, rendered: list[str]) -> list[str]:
 
 def _directive(name: str, args: str, body: list[str], include: Include | None, depth: int) -> list[str]:
     base = name.rsplit(":", 1)[-1]
+    options: dict[str, str] = {}
     while body and _FIELD.match(body[0].strip()):  # the directive's options (`:caption: …`)
+        key, _, value = body[0].strip()[1:].partition(":")
+        options[key] = value.strip()
         body = body[1:]
     if base in DROPPED:
         return []
@@ -112,11 +138,13 @@ def _directive(name: str, args: str, body: list[str], include: Include | None, d
     if base in CODE:
         body = [_inline(x) for x in body] if base == "parsed-literal" else body  # it holds inline markup
         return _fenced(body, args.split()[0] if args and base in ("code-block", "sourcecode", "code") else "")
+    if base == "list-table":
+        return _list_table(body, int(options.get("header-rows", "0") or 0))
+    if base in ADMONITIONS and base != "admonition" and args:
+        body = [*args.split("\n"), *body]  # `.. note:: Text` starts its body on the directive's line
     inner = _blocks(body, include, depth)
     if base in ADMONITIONS:
         title = args if base == "admonition" and args else ("See also" if base == "seealso" else base.capitalize())
-        if base == "seealso" and args:
-            inner = [args, *inner]
         return _lead(f"{_inline(title)}: ", inner)
     if base in VERSIONS:
         version, _, rest = args.partition(" ")
@@ -294,6 +322,20 @@ def _grid_table(block: list[str]) -> list[str] | None:
         else:
             return None
     return _rows(header or [""] * (len(edges) - 1), rows)
+
+
+def _list_table(body: list[str], header_rows: int) -> list[str]:
+    """A `list-table` directive's body (a list of rows, each a list of cells) as list items."""
+    rows: list[list[str]] = []
+    for line in body:
+        if row := re.match(r"^[*-][ \t]+[*-][ \t]+(.*)$", line):
+            rows.append([row.group(1).strip()])
+        elif (cell := re.match(r"^[ \t]+[*-][ \t]+(.*)$", line)) and rows:
+            rows[-1].append(cell.group(1).strip())
+        elif line.strip() and rows:
+            rows[-1][-1] = f"{rows[-1][-1]} {line.strip()}".strip()
+    header = rows[0] if header_rows and rows else [""] * max((len(r) for r in rows), default=0)
+    return _rows(header, rows[header_rows:] if header_rows else rows)
 
 
 def _rows(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -123,3 +123,13 @@ def test_an_include_of_itself_stops():
 def test_plain_prose_keeps_every_word(lines: list[str]):
     text = "\n".join(lines)
     assert set(re.findall(r"\w+", text)) <= set(re.findall(r"\w+", rst_to_markdown(text)))
+
+
+def test_notes_on_one_line_references_to_sections_and_list_tables():
+    text = (".. _json_content:\n\nJSON Content\n~~~~~~~~~~~~\n\nSee :ref:`json_content` and :ref:`other`.\n\n"
+            ".. note:: For larger responses, stream\n    the response.\n\n"
+            ".. list-table::\n   :header-rows: 1\n\n   * - Name\n     - Default\n   * - jobs\n     - 4,\n       or more\n")
+    out = render(text)
+    assert "See JSON Content and other." in out  # an unknown label shows as written
+    assert "Note: For larger responses, stream\nthe response." in out
+    assert "- Name: jobs — Default: 4, or more" in out
