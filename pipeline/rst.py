@@ -112,10 +112,19 @@ def _fenced(body: list[str], language: str = "") -> list[str]:
     return ["", f"```{language}", *body, "```", ""] if body else []
 
 
+_VERSION_NOTE = re.compile(rf"^({'|'.join(VERSIONS.values())}) (\S+)\.$")
+
+
 def _lead(label: str, rendered: list[str]) -> list[str]:
     """`label` before the first prose line of `rendered`, or as its own paragraph before a list,
-    table or code block (as MkDocs admonitions are rendered in `pipeline.markup`)."""
+    table or code block (as MkDocs admonitions are rendered in `pipeline.markup`). A version note
+    with no text of its own that opens `rendered` goes into a term's label: "`23` (new in version
+    3.20): C++23", not a sentence apart from what it dates."""
     for n, line in enumerate(rendered):
+        if line.strip() and label.endswith(": ") and (note := _VERSION_NOTE.match(line.strip())):
+            label = f"{label[:-2]} ({note.group(1)[0].lower()}{note.group(1)[1:]} {note.group(2)}): "
+            rendered[n] = ""
+            continue
         if line.strip():
             if line.startswith("```") or _BULLET.match(line) or line.startswith("#"):
                 return ["", label.rstrip(), "", *rendered[n:]]

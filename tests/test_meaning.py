@@ -481,3 +481,47 @@ def test_a_range_run_the_other_way_is_reversed():
     assert roles.reversed_order("The paths are processed from left to right.", [sentence]) == "from right to left"
     assert roles.reversed_order("The paths are processed from right to left.", [sentence]) == ""
     assert roles.reversed_order("It goes from A to B.", ["It goes from B to A, and then from A to B."]) == ""
+
+
+def test_another_code_terms_entry_flips_nothing():
+    entry = "`KEEP_TEMP` (new in version 2.1): Keep the temporary files of the build."
+    assert meaning.flipped("NO_CLEANUP tells the tool not to keep the temporary files of the build.", [entry]) == ""
+    # the entry of the claim's own term does
+    assert meaning.flipped("KEEP_TEMP tells the tool not to keep the temporary files of the build.", [entry]) != ""
+
+
+def test_a_placeholder_is_one_word_to_the_parser():
+    assert meaning.mask_placeholders("older than the <min> version, see <path-to-source>") == \
+        "older than the _min_ version, see _path_to_source_"
+    claim = "Any build tool older than the <min> version stops processing the project and reports an error."
+    evidence = "If the running version of the tool is lower than the `<min>` version it will stop processing the project and report an error."
+    assert meaning.flipped(claim, [evidence]) == ""
+
+
+def test_a_negation_after_a_semicolon_is_its_own_statement():
+    claim = "Inside a loop some of its effects are limited to the loop; for example, LOOP_VAR is not set outside it."
+    evidence = "Calling it inside a loop limits some effects to the loop. For example, the LOOP_VAR variable won't be set outside it."
+    assert meaning.flipped(claim, [evidence]) == ""
+
+
+@pytest.mark.parametrize(("text", "negative"), [
+    ("The option keeps the subfolder's targets out of the default build.", True),
+    ("It leaves the generated files out of the package.", True),
+    ("It keeps the files in the package.", False),
+])
+def test_keeping_something_out_is_a_negation(text, negative):
+    assert align.negated(text) is negative
+
+
+def test_a_version_under_a_products_name_is_stated_as_a_bare_version(settings, embedder):
+    from pipeline.verify import score_pairs
+
+    evidence = [["The tool runs each test. New in version 3.16: Added the SKIP_OUTPUT property. "
+                 "Versions of the tool before 2.6 fail with an error."]]
+    stated, rival_in_claim = score_pairs(
+        ["SKIP_OUTPUT has been available since Tool 3.16.",
+         "Value 23 has been supported since Tool 3.20, and Tool 3.25 recognizes value 26."],
+        [evidence[0], ["Tool 3.25 and later recognize 26 as a valid value."]],
+        method="default", embedder=embedder, settings=settings)
+    assert stated.conflict == ""  # not "2.6": "3.16" is stated, as "version 3.16"
+    assert rival_in_claim.conflict == ""  # "3.25" is the claim's own other value, no rival of "3.20"

@@ -133,3 +133,10 @@ def test_notes_on_one_line_references_to_sections_and_list_tables():
     assert "See JSON Content and other." in out  # an unknown label shows as written
     assert "Note: For larger responses, stream\nthe response." in out
     assert "- Name: jobs — Default: 4, or more" in out
+
+
+def test_a_version_note_opening_a_terms_text_dates_the_term():
+    text = "Values:\n\n``23``\n  .. versionadded:: 3.20\n\n  C++23\n\n.. option:: --junit <file>\n\n  .. versionadded:: 3.21\n\n  Write results as JUnit.\n"
+    out = render(text)
+    assert "`23` (new in version 3.20): C++23" in out
+    assert "`--junit <file>` (new in version 3.21): Write results as JUnit." in out

@@ -331,7 +331,8 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
                 continue
             matched += 1
             continue
-        if numbers.present(value, labelled or passage_values):
+        if numbers.present(value, labelled or passage_values) or (
+                labelled and "." in value.text and numbers.present(value, passage_values)):  # "CMake 3.16" as "version 3.16"
             matched += 1
             if a.cited and not a.unconfirmed and numbers.checkable(value) and not _stated_near(a, claim, value):
                 a.unconfirmed = numbers.as_written(claim, value)  # stated somewhere in the passages, but not where the claim's matter is
@@ -342,7 +343,7 @@ def _number_signals(a: Alignment, claim: str, passage: str) -> None:
         rival = next(
             (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)),
             None,
-        ) or next((e for e in labelled if e.value != value.value), None)
+        ) or next((e for e in labelled if e.value != value.value and not numbers.present(e, claim_values)), None)
         if rival is not None:
             conflict += 1
             if not a.conflict and value.kind in _HARD_KINDS:

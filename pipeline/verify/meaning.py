@@ -59,7 +59,7 @@ def parse_all(texts: Sequence[str]) -> list:
     with _parsed_lock:
         found = {t: _parsed[t] for t in texts if t in _parsed}
     todo = [t for t in dict.fromkeys(texts) if t not in found]
-    for text, doc in zip(todo, load_nlp().pipe([mask_dots(t) for t in todo], disable=_UNREAD), strict=True):
+    for text, doc in zip(todo, load_nlp().pipe([mask_placeholders(mask_dots(t)) for t in todo], disable=_UNREAD), strict=True):
         doc.user_data["text"] = text  # the masked dots are "_" in doc.text; quotes come from here
         found[text] = doc
     with _parsed_lock:
@@ -69,6 +69,16 @@ def parse_all(texts: Sequence[str]) -> list:
         while len(_parsed) > _PARSES:
             _parsed.popitem(last=False)
     return [found[t] for t in texts]
+
+
+_PLACEHOLDER = re.compile(r"<([A-Za-z][\w-]{0,40})>")
+
+
+def mask_placeholders(text: str) -> str:
+    """A placeholder of a syntax ("<min>", "<path-to-source>") as one word of the same length
+    ("_min_"), which the parser reads as a noun: its angle brackets had been read as symbols that
+    broke the sentence's parse ("older than the <min> version stops processing")."""
+    return _PLACEHOLDER.sub(lambda m: "_" + m.group(1).replace("-", "_") + "_", text)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -96,8 +106,8 @@ def _negated(token, unless: bool = True) -> bool:
         if t is not token and t.lower_ in ("nothing", "none", "nobody"):  # "there's nothing to reinstate"
             count += 1
         head = t.head
-        if head is t:
-            break
+        if head is t or any(x.text == ";" for x in t.doc[min(t.i, head.i) + 1:max(t.i, head.i)]):
+            break  # the root, or a statement of its own: "…are limited to it; X is not set" limits nothing less
         if (t.dep_ in ("pcomp", "pobj") and head.lower_ == "without") or _rejected(t):
             count += 1
         if t.dep_ == "ccomp" and any(c.dep_ == "neg" for c in t.children):
@@ -415,13 +425,45 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
                     continue  # "back up before you upgrade" says "upgrade after backing up": other events ordered
                 if not _same_subject(t, e, arguments, _arguments(e)):
                     continue  # another subject's predicate ("award leave" / "annual leave")
-                if flips:
-                    disagree = disagree or e
-                else:
+                if not flips:
                     agree = True
+                elif not _defines_another_term(claim, _sentence_of(e)):  # "`USE_SOURCE_PERMISSIONS`: Transfer the
+                    disagree = disagree or e  # permissions" says nothing against NO_SOURCE_PERMISSIONS
         if disagree is not None and not agree:
             return _clause(disagree)
     return ""
+
+
+_TERM = re.compile(r"^\W{0,2}`(?P<code>[^`\n]{1,60})`(?:\s*\([^)\n]{0,40}\))?:\s")  # a code term's entry
+
+
+def _sentence_of(token) -> str:
+    """The sentence of the parsed text (`pipeline.text.markdown_sentences`) that holds `token`; the
+    parser's own boundaries cut a term's entry ("`--keep` (new in 2.1):" / "Keep the files.")."""
+    from pipeline.text import markdown_sentences
+
+    text, start = token.doc.user_data.get("text", token.doc.text), 0
+    for sentence in markdown_sentences(text):
+        found = text.find(sentence, start)
+        if found < 0:
+            break
+        if found <= token.idx < found + len(sentence):
+            return sentence
+        start = found + len(sentence)
+    return token.sent.text
+
+
+@functools.lru_cache(maxsize=1024)
+def _defines_another_term(claim: str, sentence: str) -> bool:
+    """Whether `sentence` is the entry of a code term ("`USE_SOURCE_PERMISSIONS` (new in version
+    3.20): Transfer the permissions …", "`--dry-run`: Report what would be done") that the claim does
+    not name, while the claim names something the entry does not: its predicates are another term's."""
+    from pipeline.names import mentions, names
+
+    match = _TERM.match(sentence)
+    if not match:
+        return False
+    return not mentions(match.group("code"), claim) and any(not mentions(n.text, sentence) for n in names(claim))
 
 
 def predicate_negated(text: str, core: frozenset[str]) -> bool:

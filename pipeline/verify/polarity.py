@@ -39,6 +39,10 @@ _QUOTED = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
 _NOT_A_NEGATION = re.compile(r"\b\w+_\w+\b|\b(?:the|a|an|this|that) (?:lack|absence) of\b", re.IGNORECASE)
 
 
+# "keeps X out of Y", "leaves X out of Y": X is not in Y, said without a negation word.
+_KEPT_OUT = re.compile(r"\b(?:keep|keeps|kept|keeping|leave|leaves|leaving)\b(?=[^.;:]{0,60}?\bout of\b)", re.IGNORECASE)
+
+
 def negated(text: str, unless: bool = True) -> bool:
     """Whether the text says something in the negative: it has a negation word, or an "unless", but
     not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
@@ -46,7 +50,7 @@ def negated(text: str, unless: bool = True) -> bool:
     With `unless` false, an "unless" clause is an exception that leaves the negation as it is ("no
     longer available unless you export them" against "no longer available")."""
     text = meaning.ANSWER_WORD.sub("", text)  # "No, X isn't Y" negates once
-    text = _NOT_A_NEGATION.sub(" ", meaning.NOT_NEGATING.sub(" ", _QUOTED.sub(" ", text)))
+    text = _KEPT_OUT.sub("not", _NOT_A_NEGATION.sub(" ", meaning.NOT_NEGATING.sub(" ", _QUOTED.sub(" ", text))))
     words = terms(text)
     negative = any(negates_at(words, i) for i in range(len(words)))
     if negative and meaning.EXCEPTION.search(text):
