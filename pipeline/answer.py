@@ -28,7 +28,14 @@ from pipeline.generate import (
     user_prompt,
 )
 from pipeline.names import Name, halves, mentions, names
-from pipeline.retrieve import RetrieveOptions, in_scope, question_nouns, retrieve, unseen
+from pipeline.retrieve import (
+    RetrieveOptions,
+    in_scope,
+    looked_up_as,
+    question_nouns,
+    retrieve,
+    unseen,
+)
 from pipeline.sentence_vectors import SentenceVectors
 from pipeline.store import Store, StoreUnavailable
 from pipeline.text import cited_numbers, words
@@ -184,7 +191,8 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
     if best < o.relevance_floor or best >= o.relevance_confident:
         return in_scope(hits, [], [], **limits)
     nouns = question_nouns(question)
-    unknown = [n for n in question_nouns(question, names_only=True) if not parts.store.bm25_search(n, 1)]
+    unknown = [n for n in question_nouns(question, names_only=True)
+               if (key := looked_up_as(n)) and not parts.store.bm25_search(key, 1)]
     return in_scope(hits, unknown, unseen(nouns, hits), **limits)
 
 
@@ -232,7 +240,8 @@ class ClaimChecker:
     def _verify(self, claims: list[Claim], cites: list[tuple[int, ...]]) -> list[Verdict]:
         """Evidence per claim: the chunks it cites first, then the knowledge base's best for it (not
         searched for a claim its cited chunk states word for word: an extractive answer's sentence);
-        and the claim's names that no document mentions at all (the whole index is searched)."""
+        and the claim's names that no document mentions at all (the whole index is searched) and the
+        question does not give."""
         p, o = self.parts, self.parts.options
         with self.timer.stage("evidence"):
             cited = [[e for n in numbers for e in self.cited.get(n, [])] for numbers in cites]
@@ -243,7 +252,8 @@ class ClaimChecker:
             evidence = [ev if q else cited_first(ev, next(searched)) for ev, q in zip(cited, quoted, strict=True)]
             claim_names = [names(c.text) for c in claims]  # claim texts carry no markers
             mentioned = p.store.mentioned([n.text for ns in claim_names for n in ns])
-            unknown = [[n for n in ns if n.text not in mentioned] for ns in claim_names]
+            unknown = [[n for n in ns if n.text not in mentioned and not mentions(n.text, self.question)]
+                       for ns in claim_names]  # the asker's own names ("${Foo_DIR}") are given, not invented
             split = {n.text: halves(n.text) for ns in unknown for n in ns if n.kind == "proper"}
             if any(split.values()):  # "Commit Queue GitHub Action": two documented names side by side
                 parts = p.store.mentioned([h for pairs in split.values() for pair in pairs for h in pair])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -153,6 +154,21 @@ def _written_as_name(token) -> bool:
     text = token.text
     return (any(c.isupper() for c in text[1:]) or (token.i > 0 and text[:1].isupper())
             or any(not c.isalpha() for c in text))
+
+
+_OPTION_PREFIX = re.compile(r"^(?:-d(?=[a-z0-9]*_)|--?)", re.IGNORECASE)
+_PLACEHOLDER_PARTS = frozenset({"bar", "baz", "qux", "quux"})
+
+
+def looked_up_as(name: str) -> str:
+    """The form in which a name of the question is looked up in the documents: a command-line option
+    without its dashes ("--verbose" → "verbose") and a define without its "-D" ("-DCMAKE_BUILD_TYPE" →
+    "cmake_build_type"); "" for a placeholder of the asker's own ("foo_dir", "FindFoo.cmake"), which
+    no page names and which says nothing of the question's scope."""
+    parts = [p for p in re.split(r"[\W_]+", name.lower()) if p]
+    if "foo" in name.lower() or _PLACEHOLDER_PARTS & set(parts):
+        return ""
+    return _OPTION_PREFIX.sub("", name)
 
 
 def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Sequence[str], *,

@@ -215,3 +215,19 @@ def test_wikipedia_never_vouches_for_a_code_name_the_documents_lack(tmp_path, co
     (verdict,) = answer.verdicts
     assert verdict.checked_against == ("kb", "wikipedia")
     assert verdict.label is Label.UNSUPPORTED and verdict.reason == "no document mentions backup_bucket_name"
+
+
+def test_a_name_the_question_gives_is_not_invented(tmp_path, corpus, embedder):
+    """The asker's own name ("backup_bucket_name" in their question) is given, not invented by the
+    answer: no "no document mentions" for it; a name neither the documents nor the question have is."""
+    with FakeOpenAI() as llm:
+        llm.reply("Backups of the index are kept for 30 days, also those in backup_bucket_name [1]. "
+                  "They are copied to the archive_bucket_name store [1].")
+        a = make_app(tmp_path, corpus, llm_base_url=llm.url, llm_retries=0, correction_rounds=0)
+        try:
+            answer = a.ask(Question("How long are backups kept in our backup_bucket_name store?"))
+        finally:
+            a.close()
+    given, invented = answer.verdicts
+    assert "backup_bucket_name" not in given.reason
+    assert invented.reason == "no document mentions archive_bucket_name"

@@ -525,3 +525,18 @@ def test_a_version_under_a_products_name_is_stated_as_a_bare_version(settings, e
         method="default", embedder=embedder, settings=settings)
     assert stated.conflict == ""  # not "2.6": "3.16" is stated, as "version 3.16"
     assert rival_in_claim.conflict == ""  # "3.25" is the claim's own other value, no rival of "3.20"
+
+
+@pytest.mark.parametrize(("claim", "evidence", "flip"), [
+    ("On every run the file is rewritten, even if its content has not changed.",
+     "The file is modified on later runs only if its content is changed.", "only if its content is changed"),
+    ("Even if the target is up to date and doesn't need building, the step still runs.",
+     "The step will only run when the target itself is built.", "when the target itself is built"),
+    # the same condition both ways, or no "only": no flip
+    ("The file is rewritten even if its content has changed.", "The file is modified only if its content is changed.", ""),
+    ("The file is rewritten even if its content has not changed.", "The file is modified if its content is changed.", ""),
+])
+def test_even_if_not_against_only_if_is_a_flip(claim, evidence, flip):
+    from pipeline.verify.polarity import condition_flipped
+
+    assert condition_flipped(claim, [evidence]) == flip

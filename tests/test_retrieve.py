@@ -9,7 +9,7 @@ import pytest
 
 from bot.app import stage_options
 from pipeline.index import index_documents
-from pipeline.retrieve import in_scope, minmax, question_nouns, retrieve, rrf, unseen
+from pipeline.retrieve import in_scope, looked_up_as, minmax, question_nouns, retrieve, rrf, unseen
 from pipeline.store import EmbeddedStore
 from pipeline.types import Chunk, Document, Hit
 
@@ -120,3 +120,13 @@ def test_unknown_variant_is_named(scifact, embedder, options):
     store, _ = scifact
     with pytest.raises(ValueError, match="'fancy'"):
         retrieve("x", store=store, embedder=embedder, options=options, variant="fancy")
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    ("-dcmake_build_type", "cmake_build_type"),  # a define on the command line: its variable
+    ("--verbose", "verbose"), ("--dry-run", "dry-run"),  # an option: its name
+    ("foo_dir", ""), ("findfoo_cmake", ""), ("bar_baz", ""),  # the asker's placeholders: never looked up
+    ("mongodb", "mongodb"), ("toolbar", "toolbar"),
+])
+def test_a_questions_name_is_looked_up_as_documents_write_it(name, key):
+    assert looked_up_as(name) == key
