@@ -70,11 +70,15 @@ def mentions(name: str, text: str) -> bool:
     """Whether `text` contains `name` as whole words, in normal form. A part of a dotted name counts
     ("iter_bytes" in "websocket.iter_bytes()", "WebSocketDisconnect" in
     "starlette.websockets.WebSocketDisconnect"), and so does an import of it ("starlette.config.environ"
-    in "from starlette.config import environ")."""
+    in "from starlette.config import environ"); so does a name joined by "and" or "or" whose two
+    sides are there ("Makefile and Ninja" in "Makefile Generators and Ninja Generators")."""
     key, body = normal(name), f" {normal(text)} "
     if not key:
         return False
     if f" {key} " in body or re.search(rf"[ .]{re.escape(key)}[ .]", body):
+        return True
+    sides = re.split(r"\s+(?:and|or|&)\s+", name.strip(), maxsplit=1)
+    if len(sides) == 2 and all(sides) and all(mentions(side, text) for side in sides):
         return True
     module, _, last = key.rpartition(".")
     return bool(module) and " " not in key and re.search(
@@ -163,6 +167,10 @@ def spelled_alike(a: str, b: str) -> bool:
 def halves(name: str) -> list[tuple[str, str]]:
     """The ways a proper name of four or more words splits into two names of two or more words each:
     "Commit Queue GitHub Action" → ("Commit Queue", "GitHub Action"), ("Commit Queue GitHub", "Action")
-    is not one. Two documented names side by side are no invented name."""
+    is not one; and a name joined by "and"/"or" into its two sides ("Makefile and Ninja"). Two
+    documented names side by side are no invented name."""
+    joined = re.split(r"\s+(?:and|or|&)\s+", name, maxsplit=1)
+    if len(joined) == 2 and all(joined):
+        return [(joined[0], joined[1])]
     words = name.split()
     return [(" ".join(words[:i]), " ".join(words[i:])) for i in range(2, len(words) - 1)]

@@ -540,3 +540,8 @@ def test_even_if_not_against_only_if_is_a_flip(claim, evidence, flip):
     from pipeline.verify.polarity import condition_flipped
 
     assert condition_flipped(claim, [evidence]) == flip
+
+
+def test_a_version_the_passage_states_is_no_added_detail():
+    passages = ["`KEEP_TEMP` (new in version 3.19): Keep the temporary files of the build."]
+    assert details.unstated_details("KEEP_TEMP, new in version 3.19, keeps the temporary files of the build.", passages) == ""

@@ -51,3 +51,10 @@ def test_a_part_of_a_dotted_name_or_an_import_is_a_mention():
 def test_a_long_proper_name_splits_into_two_names_of_two_words_or_more():
     assert halves("Commit Queue GitHub Action") == [("Commit Queue", "GitHub Action")]
     assert halves("Microsoft Teams") == [] and halves("Remove Collaborator Coverity") == []
+    assert halves("Makefile and Ninja") == [("Makefile", "Ninja")]  # two names joined
+
+
+def test_a_name_joined_by_and_is_mentioned_where_both_sides_are():
+    text = "This option is implemented only by Makefile Generators and Ninja Generators."
+    assert mentions("Makefile and Ninja", text)
+    assert not mentions("Makefile and Xcode", text)
