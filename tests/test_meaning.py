@@ -514,7 +514,7 @@ def test_keeping_something_out_is_a_negation(text, negative):
 
 
 def test_a_version_under_a_products_name_is_stated_as_a_bare_version(settings, embedder):
-    from pipeline.verify import score_pairs
+    from lab.scoring import score_pairs
 
     evidence = [["The tool runs each test. New in version 3.16: Added the SKIP_OUTPUT property. "
                  "Versions of the tool before 2.6 fail with an error."]]
