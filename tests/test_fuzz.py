@@ -69,7 +69,7 @@ def test_chunks_respect_size_have_unique_ids_and_keep_the_words(text: str, size:
     assert [c.position for c in chunks] == list(range(len(chunks)))
     seen = " ".join(c.text for c in chunks)
     # headings name sections, not chunk text: "# x", and "- # x" or "> # x" (a heading in a list item or a quote)
-    heading = re.compile(r"\s*(?:(?:[-*+>]|\d+[.)])\s+)*#")
+    heading = re.compile(r"\s*(?:(?:[-*+]|\d+[.)])\s+|>\s*)*#")  # ">#" too: a quote needs no space
     prose = "\n".join(line for line in text.split("\n") if not heading.match(line))
     if "```" not in text and "~~~" not in text:  # fenced code may swallow what follows it
         # plain words are never consumed by markup; a run without spaces longer than a chunk is cut

@@ -434,7 +434,7 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     return ""
 
 
-_TERM = re.compile(r"^\W{0,2}`(?P<code>[^`\n]{1,60})`(?:\s*\([^)\n]{0,40}\))?:\s")  # a code term's entry
+_TERM_ENTRY = re.compile(r"^\W{0,2}`(?P<code>[^`\n]{1,60})`(?:\s*\([^)\n]{0,40}\))?:\s")  # a code term's entry
 
 
 def _sentence_of(token) -> str:
@@ -460,7 +460,7 @@ def _defines_another_term(claim: str, sentence: str) -> bool:
     not name, while the claim names something the entry does not: its predicates are another term's."""
     from pipeline.names import mentions, names
 
-    match = _TERM.match(sentence)
+    match = _TERM_ENTRY.match(sentence)
     if not match:
         return False
     return not mentions(match.group("code"), claim) and any(not mentions(n.text, sentence) for n in names(claim))
