@@ -120,6 +120,7 @@ def _lead(label: str, rendered: list[str]) -> list[str]:
     table or code block (as MkDocs admonitions are rendered in `pipeline.markup`). A version note
     with no text of its own that opens `rendered` goes into a term's label: "`23` (new in version
     3.20): C++23", not a sentence apart from what it dates."""
+    rendered = list(rendered)
     for n, line in enumerate(rendered):
         if line.strip() and label.endswith(": ") and (note := _VERSION_NOTE.match(line.strip())):
             label = f"{label[:-2]} ({note.group(1)[0].lower()}{note.group(1)[1:]} {note.group(2)}): "
@@ -133,6 +134,8 @@ def _lead(label: str, rendered: list[str]) -> list[str]:
 
 
 def _directive(name: str, args: str, body: list[str], include: Include | None, depth: int) -> list[str]:
+    """One directive (`name`, its arguments, its dedented body) as its reader sees it: the module's
+    docstring lists how each kind renders. `name` may carry a domain ("py:function")."""
     base = name.rsplit(":", 1)[-1]
     options: dict[str, str] = {}
     while body and _FIELD.match(body[0].strip()):  # the directive's options (`:caption: …`)
@@ -141,7 +144,7 @@ def _directive(name: str, args: str, body: list[str], include: Include | None, d
         body = body[1:]
     if base in DROPPED:
         return []
-    if name == "include" or base == "include":
+    if base == "include":
         found = include(args.strip()) if include and depth < 3 and args.strip() else None
         return _blocks(found.replace("\t", "    ").split("\n"), include, depth + 1) if found else []
     if base in CODE:
