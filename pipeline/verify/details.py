@@ -42,8 +42,7 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
     def unknown(tokens: list) -> list:
         return [t for t in tokens if t.lower_ not in known and t.lemma_.lower() not in known
                 and stem(t.text.lower()) not in known and not _split_known(t.text, known)
-                and not (re.fullmatch(r"\d+(?:_\d+)+", t.lower_) and all(p in known for p in t.lower_.split("_")))]
-    # (a version, "3_19" as masked: the numbers, its own check, read its value; here its parts count)
+                and not _version_known(t.lower_, known)]
 
     missing = unknown(content)
     if missing:  # the passages' lemmas ("ran" → "run") only for what their words and stems leave
@@ -119,6 +118,12 @@ def in_added_clause(claim: str, part: str) -> bool:
     at = claim.find(part)
     token = next((t for t in parse(claim) if t.idx >= at), None) if part and at >= 0 else None
     return token is not None and _in_explaining(token)
+
+
+def _version_known(word: str, known: set[str]) -> bool:
+    """A version as the parse masks it ("3_19" for "3.19") whose numbers the passages have: whether
+    it is the same value is the numbers' own check (`pipeline.verify.align`), not an added detail."""
+    return re.fullmatch(r"\d+(?:_\d+)+", word) is not None and all(p in known for p in word.split("_"))
 
 
 def _split_known(word: str, known: set[str]) -> bool:
