@@ -5,7 +5,7 @@ what a reader of the rendered page sees.
 - Directives: code (`code-block`, `::` literal blocks) becomes fenced code; admonitions and
   version notes lead their body ("Note: …", "New in version 3.1: …"); object descriptions
   (`.. option:: -S <path>`, `.. function:: f(x)`) lead theirs with the signature as code;
-  `only`, `container` and unknown directives keep their body; `toctree`, `contents`, `index`,
+  every other directive (`only`, `container`, `tab`, …) keeps its body; `toctree`, `contents`, `index`,
   `image`, `raw`, comments and link targets are dropped. `include` reads the file through the
   caller's `include` function (`pipeline.ingest` keeps it inside the source's folder).
 - Definition lists read "term: definition"; simple and grid tables become one list item per row
@@ -37,12 +37,10 @@ DROPPED = {"contents", "toctree", "index", "image", "figure", "raw", "literalinc
            "default-role", "default-domain", "module", "currentmodule", "program", "cmake-module", "meta",
            "sectionauthor", "moduleauthor", "codeauthor", "tabularcolumns", "autosummary", "automodule",
            "autoclass", "autofunction", "automethod", "autodata", "graphviz", "title", "role", "spelling"}
-KEEP_BODY = {"only", "container", "rst-class", "class", "cssclass", "compound", "topic", "sidebar",
-             "rubric", "centered", "hlist", "tab", "tabs", "group-tab", "code-tab", "ifconfig", "glossary"}
 DESCRIPTIONS = {"option", "cmdoption", "envvar", "function", "class", "method", "attribute", "data",
                 "exception", "decorator", "describe", "object", "command", "variable", "genex", "signature",
                 "confval", "setting", "property", "macro", "type", "member", "staticmethod", "classmethod",
-                "coroutinefunction", "program-option", "directive", "role", "event"}
+                "coroutinefunction", "program-option", "directive", "event"}
 PROSE_ROLES = {"ref", "doc", "term", "any", "manual", "numref", "abbr", "download", "emphasis", "strong",
                "sup", "sub", "subscript", "superscript", "title-reference", "t", "math", "guilabel",
                "menuselection", "dfn", "guide", "token"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from pipeline.text import NEGATIONS, markdown_sentences, negates_at, terms
 from pipeline.verify import meaning
@@ -123,12 +124,22 @@ def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> boo
     return not any(negated(s) or meaning.predicate_negated(s, core) for s in best)
 
 
-_CONDITION_MARKS = frozenset({"if", "when", "whenever", "once"})
+_CONDITION_MARKS = meaning.CONDITION_WORDS - {"unless"}
 
 
-def _marked_conditions(text: str) -> list[tuple[bool, bool, bool, set[str], str]]:
-    """Each "if"/"when" clause of `text`: (said "even if", said "only if" — "only" before the mark or on
-    the predicate it conditions —, negated, its content lemmas, its words as written)."""
+class _Condition(NamedTuple):
+    """An "if"/"when" clause: said "even if", said "only if" ("only" before the mark or on the
+    predicate it conditions), negated, its content lemmas, its words as written."""
+
+    even: bool
+    only: bool
+    negative: bool
+    words: set[str]
+    text: str
+
+
+def _marked_conditions(text: str) -> list[_Condition]:
+    """Each "if"/"when" clause of `text` (`_Condition`)."""
     doc = meaning.parse(meaning.ANSWER_WORD.sub("", text))
     original = doc.user_data.get("text", doc.text)
     out = []
@@ -137,11 +148,13 @@ def _marked_conditions(text: str) -> list[tuple[bool, bool, bool, set[str], str]
             continue  # "if …", and "when …" which the parser may read as an adverb of its clause
         head, before = mark.head, doc[mark.i - 1].lower_ if mark.i > 0 else ""
         clause = sorted(head.subtree, key=lambda t: t.i)
-        even = before == "even" or any(c.dep_ == "advmod" and c.lower_ == "even" for c in head.children)
-        only = before == "only" or any(c.lower_ == "only" for c in head.head.children if head.head is not head)
-        negative = any(t.dep_ == "neg" or t.lower_ in NEGATIONS for t in clause)
-        words = {t.lemma_.lower() for t in clause if t.pos_ in meaning.CONTENT_POS and not t.is_stop}
-        out.append((even, only, negative, words, original[clause[0].idx:clause[-1].idx + len(clause[-1].text)]))
+        out.append(_Condition(
+            even=before == "even" or any(c.dep_ == "advmod" and c.lower_ == "even" for c in head.children),
+            only=before == "only" or any(c.lower_ == "only" for c in head.head.children if head.head is not head),
+            negative=any(t.dep_ == "neg" or t.lower_ in NEGATIONS for t in clause),
+            words={t.lemma_.lower() for t in clause if t.pos_ in meaning.CONTENT_POS and not t.is_stop},
+            text=original[clause[0].idx:clause[-1].idx + len(clause[-1].text)],
+        ))
     return out
 
 
@@ -149,11 +162,11 @@ def condition_flipped(claim: str, sentences: Sequence[str]) -> str:
     """The evidence's condition where the claim says something holds "even if" a condition is not met
     and the evidence that it holds "only if" (or "only when") it is: "rewritten even if its content has
     not changed" / "updated only if its content is changed"; '' otherwise."""
-    conceded = [c for c in _marked_conditions(claim) if c[0]]
+    conceded = [c for c in _marked_conditions(claim) if c.even]
     if not conceded:
         return ""
     for sentence in sentences:
-        for _, only, negative, words, text in _marked_conditions(sentence):
-            if only and any(c_negative != negative and c_words & words for _, _, c_negative, c_words, _ in conceded):
-                return text
+        for source in _marked_conditions(sentence):
+            if source.only and any(c.negative != source.negative and c.words & source.words for c in conceded):
+                return source.text
     return ""
