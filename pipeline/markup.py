@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
+from pipeline.myst import myst_to_markdown
 from pipeline.rst import Include, rst_to_markdown
 from pipeline.text import INLINE_CODE
 
@@ -27,8 +28,9 @@ def to_markdown(text: str, fmt: str, rel: str = "", site: Site | None = None,
                 include: Include | None = None) -> tuple[str, str]:
     """Normalise `text` of a format to Markdown-like text; returns (text, title or "").
 
-    Markdown is rendered as a documentation site shows it (`render_markdown`): front matter,
-    template tags, admonitions, tables, inline HTML and emphasis markers become plain Markdown;
+    Markdown is rendered as a documentation site shows it (`render_markdown`): MyST's directives and
+    roles (`pipeline.myst`), front matter, template tags, admonitions, tables, inline HTML and
+    emphasis markers become plain Markdown;
     links are resolved against the page at `rel`. reStructuredText is first made Markdown
     (`pipeline.rst`; `include` reads the files its `include` directives name), then rendered the
     same way. The title is front matter's, else the first `#` heading outside code blocks."""
@@ -41,7 +43,7 @@ def to_markdown(text: str, fmt: str, rel: str = "", site: Site | None = None,
         text = render_markdown(rst_to_markdown(text, include), rel, site)
         return text, markdown_title(text)
     if fmt == "markdown":
-        text = render_markdown(text, rel, site)
+        text = render_markdown(myst_to_markdown(text), rel, site)
         title = meta.get("title")
         title = " ".join(str(title).split()) if isinstance(title, (str, int, float)) else ""
         return text, title or markdown_title(text)

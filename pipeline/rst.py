@@ -104,7 +104,7 @@ def _body(lines: list[str], i: int, indent: int) -> tuple[list[str], int]:
     return _dedent(lines[i:end]), end
 
 
-def _fenced(body: list[str], language: str = "") -> list[str]:
+def fenced(body: list[str], language: str = "") -> list[str]:
     while body and not body[0].strip():
         body = body[1:]
     return ["", f"```{language}", *body, "```", ""] if body else []
@@ -113,7 +113,7 @@ def _fenced(body: list[str], language: str = "") -> list[str]:
 _VERSION_NOTE = re.compile(rf"^({'|'.join(VERSIONS.values())}) (\S+)\.$")
 
 
-def _lead(label: str, rendered: list[str]) -> list[str]:
+def lead(label: str, rendered: list[str]) -> list[str]:
     """`label` before the first prose line of `rendered`, or as its own paragraph before a list,
     table or code block (as MkDocs admonitions are rendered in `pipeline.markup`). A version note
     with no text of its own that opens `rendered` goes into a term's label: "`23` (new in version
@@ -147,7 +147,7 @@ def _directive(name: str, args: str, body: list[str], include: Include | None, d
         return _blocks(found.replace("\t", "    ").split("\n"), include, depth + 1) if found else []
     if base in CODE:
         body = [_inline(x) for x in body] if base == "parsed-literal" else body  # it holds inline markup
-        return _fenced(body, args.split()[0] if args and base in ("code-block", "sourcecode", "code") else "")
+        return fenced(body, args.split()[0] if args and base in ("code-block", "sourcecode", "code") else "")
     if base == "list-table":
         return _list_table(body, int(options.get("header-rows", "0") or 0))
     if base in ADMONITIONS and base != "admonition" and args:
@@ -155,16 +155,16 @@ def _directive(name: str, args: str, body: list[str], include: Include | None, d
     inner = _blocks(body, include, depth)
     if base in ADMONITIONS:
         title = args if base == "admonition" and args else ("See also" if base == "seealso" else base.capitalize())
-        return _lead(f"{_inline(title)}: ", inner)
+        return lead(f"{_inline(title)}: ", inner)
     if base in VERSIONS:
         version, _, rest = args.partition(" ")
         inner = [rest, *inner] if rest.strip() else inner
-        return _lead(f"{VERSIONS[base]} {version}: ", inner)
+        return lead(f"{VERSIONS[base]} {version}: ", inner)
     if base in DESCRIPTIONS or ":" in name:
         signatures = [s.strip() for s in args.split("\n") if s.strip()]
         if not signatures:
             return inner
-        return _lead(", ".join(f"`{s}`" for s in signatures) + ": ", inner)
+        return lead(", ".join(f"`{s}`" for s in signatures) + ": ", inner)
     if base == "rubric" and args:
         return ["", _inline(args), "", *inner]
     return ["", *inner, ""] if any(x.strip() for x in inner) else []
@@ -236,7 +236,7 @@ def _blocks(lines: list[str], include: Include | None, depth: int) -> list[str]:
         if end < len(lines) and lines[end].strip() and _indent(lines[end]) > indent and not _BULLET.match(line) \
                 and len(paragraph) == 1 and not paragraph[0].rstrip().endswith("::"):
             body, end = _body(lines, end, indent)  # a definition list item: "term: definition"
-            out += _lead(f"{_inline(line.strip())}: ", _blocks(body, include, depth))
+            out += lead(f"{_inline(line.strip())}: ", _blocks(body, include, depth))
             i = end
             continue
         literal = paragraph[-1].rstrip().endswith("::")
@@ -252,7 +252,7 @@ def _blocks(lines: list[str], include: Include | None, depth: int) -> list[str]:
                 i += 1
             if i < len(lines) and _indent(lines[i]) > indent:
                 body, i = _body(lines, i, indent)
-                out += _fenced(body)
+                out += fenced(body)
             else:
                 i = start
     return out
@@ -357,8 +357,10 @@ def _rows(header: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
-def _role(match: re.Match) -> str:
-    role, text = match.group("role").rsplit(":", 1)[-1], match.group("text")
+def render_role(role: str, text: str) -> str:
+    """A role's text as its reader sees it: code roles as `code`, prose roles as their words,
+    `:pep:`8`` as "PEP 8"; "title <target>" shows the title. `role` may carry a domain ("py:func")."""
+    role = role.rsplit(":", 1)[-1]
     titled = re.match(r"(?s)(?P<title>.*?)\s*<(?P<target>[^<>]+)>$", text)
     shown = titled.group("title") if titled and titled.group("title") else (titled.group("target") if titled else text)
     if role in ("pep", "rfc"):
@@ -366,7 +368,7 @@ def _role(match: re.Match) -> str:
     if role in PROSE_ROLES:
         return shown.replace("&", "") if role == "guilabel" else shown
     shown = shown.lstrip("!")
-    if shown.startswith("~"):
+    if re.fullmatch(r"~[A-Za-z_][\w.]*(?:\(\))?", shown):  # "~pkg.mod.run" shows "run"; "~/.cache" is a path
         shown = shown[1:].rsplit(".", 1)[-1]
     return f"`{shown}`"
 
@@ -380,7 +382,7 @@ def _inline(text: str) -> str:
         return f"\ue000{len(spans) - 1}\ue001"
 
     text = _LITERAL.sub(lambda m: stash(f"`{m.group('code')}`"), text)
-    text = _ROLE.sub(lambda m: stash(_role(m)), text)
+    text = _ROLE.sub(lambda m: stash(render_role(m.group("role"), m.group("text"))), text)
     text = _HYPERLINK.sub(lambda m: f"[{m.group('text') or m.group('url')}]({m.group('url')})", text)
     text = _NAMED_REF.sub(lambda m: m.group("text"), text)
     text = _FOOTNOTE_REF.sub("", text)
