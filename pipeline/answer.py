@@ -30,6 +30,7 @@ from pipeline.generate import (
 from pipeline.names import Name, halves, mentions, names
 from pipeline.retrieve import (
     RetrieveOptions,
+    documented,
     in_scope,
     looked_up_as,
     question_nouns,
@@ -192,8 +193,9 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
         return in_scope(hits, [], [], **limits)
     nouns = question_nouns(question)
     unknown = [n for n in question_nouns(question, names_only=True)
-               if (key := looked_up_as(n)) and not parts.store.bm25_search(key, 1)]
+               if (key := looked_up_as(n)) and not documented(key, parts.store)]
     return in_scope(hits, unknown, unseen(nouns, hits), **limits)
+
 
 
 def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts: Parts,

@@ -134,8 +134,18 @@ def question_nouns(question: str, names_only: bool = False) -> list[str]:
     words = [t.text.lower() for t in doc if (t.pos_ in ("NOUN", "PROPN") or (t.i > 0 and t.text[:1].isupper()))
              and t.dep_ in _ARGUMENT_DEPS and not t.is_stop and len(t.text) > 1
              and any(c.isalpha() for c in t.text)  # "MongoDB" is tagged ADJ; "Hi team," is no argument
-             and (not names_only or _written_as_name(t))]
+             and (not names_only or (_written_as_name(t) and not _the_askers_own(t)))]
     return list(dict.fromkeys(words))
+
+
+_ASKERS = frozenset({"my", "our"})
+
+
+def _the_askers_own(token) -> bool:
+    """Whether a name is of the asker's own setting, not what the question is about: "our Artifactory
+    index", "from my Mac", "our Docker image" (a possessive on it or on the noun it qualifies)."""
+    owners = [token, token.head] if token.dep_ in ("compound", "amod", "nmod") else [token]
+    return any(c.dep_ == "poss" and c.lower_ in _ASKERS for t in owners for c in t.children)
 
 
 @functools.lru_cache(maxsize=64)
@@ -169,6 +179,15 @@ def looked_up_as(name: str) -> str:
     if "foo" in name.lower() or _PLACEHOLDER_PARTS & set(parts):
         return ""
     return _OPTION_PREFIX.sub("", name)
+
+
+def documented(name: str, store: Store) -> bool:
+    """Whether some document has a question's name, or each of its words when it joins several
+    ("PIP_INDEX_URL" where the documents speak of pip's index URL and its `PIP_<NAME>` variables)."""
+    if store.bm25_search(name, 1):
+        return True
+    pieces = [p for p in re.split(r"[_\-.]+", name) if len(p) > 1]
+    return len(pieces) > 1 and all(store.bm25_search(p, 1) for p in pieces)
 
 
 def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Sequence[str], *,

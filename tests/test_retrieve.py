@@ -9,7 +9,16 @@ import pytest
 
 from bot.app import stage_options
 from pipeline.index import index_documents
-from pipeline.retrieve import in_scope, looked_up_as, minmax, question_nouns, retrieve, rrf, unseen
+from pipeline.retrieve import (
+    documented,
+    in_scope,
+    looked_up_as,
+    minmax,
+    question_nouns,
+    retrieve,
+    rrf,
+    unseen,
+)
 from pipeline.store import EmbeddedStore
 from pipeline.types import Chunk, Document, Hit
 
@@ -101,8 +110,11 @@ def test_question_nouns_and_unseen():
     # only a noun written as a name may refuse a question for being in no document: "health" in "our health
     # check" is a word of the language, "AWS", "keepAlive", "http.Agent" and mid-sentence "Jest" are names
     assert question_nouns("Can I use os.loadavg() in our health check on Windows servers?", names_only=True) == ["os_loadavg", "windows"]
-    assert question_nouns("Does Jest set the keepAlive of http.Agent for our AWS keys?", names_only=True) == [
+    assert question_nouns("Does Jest set the keepAlive of http.Agent for the AWS keys?", names_only=True) == [
         "jest", "keepalive", "http_agent", "aws"]
+    # the asker's own things ("our", "my") are their setting, not what they ask about
+    assert question_nouns("Can pip read the password for our Artifactory index from my Mac's keyring?", names_only=True) == []
+    assert question_nouns("How do I connect our app to MongoDB?", names_only=True) == ["mongodb"]
     hits = [_hit("Per diem rates for lodging depend on the city.", 0.5), _hit("Receipts are required.", 0.4)]
     assert unseen(["lodging", "rate", "chicago", "receipts"], hits) == ["chicago"]
     assert unseen(["receipts"], hits, top=1) == ["receipts"]
@@ -130,3 +142,10 @@ def test_unknown_variant_is_named(scifact, embedder, options):
 ])
 def test_a_questions_name_is_looked_up_as_documents_write_it(name, key):
     assert looked_up_as(name) == key
+
+
+def test_a_name_joined_from_documented_words_is_documented(scifact):
+    store, _ = scifact
+    assert documented("cerebral", store)
+    assert documented("CEREBRAL_WHITE_MATTER", store)  # each of its words is on some page
+    assert not documented("MONGODB", store) and not documented("MONGO_WHITE_MATTER", store)
