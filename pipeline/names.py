@@ -66,12 +66,20 @@ def normal(text: str) -> str:
     return " ".join(_LOOSE_DOT.sub(" ", text).split())
 
 
+_ONE_WORD_FLAG = re.compile(r"--?([A-Za-z][A-Za-z0-9]*)")
+
+
 def mentions(name: str, text: str) -> bool:
     """Whether `text` contains `name` as whole words, in normal form. A part of a dotted name counts
     ("iter_bytes" in "websocket.iter_bytes()", "WebSocketDisconnect" in
     "starlette.websockets.WebSocketDisconnect"), and so does an import of it ("starlette.config.environ"
     in "from starlette.config import environ"); so does a name joined by "and" or "or" whose two
-    sides are there ("Makefile and Ninja" in "Makefile Generators and Ninja Generators")."""
+    sides are there ("Makefile and Ninja" in "Makefile Generators and Ninja Generators"). A flag of one
+    word needs its dashes or code quotes ("--python" is not in "the Python interpreter")."""
+    if flag := _ONE_WORD_FLAG.fullmatch(name.strip()):  # "--python" is not the word "python" ("the Python
+        # interpreter"): it is there as a flag of either length or as code ("`python`", an option's heading)
+        word = re.escape(flag.group(1))
+        return re.search(rf"(?<![\w-])(?:--?{word}|`{word}`)(?![\w-])", text, re.IGNORECASE) is not None
     key, body = normal(name), f" {normal(text)} "
     if not key:
         return False

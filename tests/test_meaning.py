@@ -545,3 +545,75 @@ def test_even_if_not_against_only_if_is_a_flip(claim, evidence, flip):
 def test_a_version_the_passage_states_is_no_added_detail():
     passages = ["`KEEP_TEMP` (new in version 3.19): Keep the temporary files of the build."]
     assert details.unstated_details("KEEP_TEMP, new in version 3.19, keeps the temporary files of the build.", passages) == ""
+
+
+def test_an_added_detail_is_quoted_as_the_claim_writes_it():
+    # the parse masks inner dots ("cache_d"); the footnote quotes the claim's own "cache.d", also
+    # when the claim has underscores of its own
+    extra = details.unstated_details("KEEP_TEMP writes its files to the cache.d folder of Ninja.",
+                                     ["KEEP_TEMP writes its files."])
+    assert extra == "cache.d folder of Ninja"
+
+
+@pytest.mark.parametrize(("claim", "evidence", "flip"), [
+    ("It is implemented by all generators, not just the Makefile and Ninja generators.",
+     "Note: This option is implemented only by Makefile Generators and Ninja Generators.",
+     "only by Makefile Generators and Ninja Generators"),
+    ("The cache is only used for wheels.", "The cache is used not only for wheels, but also for HTTP responses.",
+     "not only for wheels"),
+    # the restriction kept, or another matter restricted, or "only if" (a condition): no flip
+    ("It is only implemented by the Makefile and Ninja generators.",
+     "This option is implemented only by Makefile Generators and Ninja Generators.", ""),
+    ("Logs are kept not just locally.", "The option is implemented only by Makefile Generators.", ""),
+    ("Backups run not just on weekdays.", "Backups run only if the disk is mounted.", ""),
+])
+def test_a_restriction_lifted_or_imposed_is_a_flip(claim, evidence, flip):
+    from pipeline.verify.polarity import restriction_flipped
+
+    assert restriction_flipped(claim, [evidence]) == flip
+
+
+@pytest.mark.parametrize(("claim", "rival"), [
+    ("With the Ninja generator this places the command in the interactive pool.", ("interactive", "console")),
+    ("With the Ninja generator this places the command in the console pool.", ("", "")),  # the same name, unquoted
+    ("With the Ninja generator this puts the command in a pool.", ("", "")),  # nothing in its place
+])
+def test_a_plain_word_where_the_source_writes_a_code_name(claim, rival):
+    sentence = "With the `Ninja` generator, this places the command in the `console` `pool`."
+    assert rivals.name_in_place(claim, sentence, sentence) == rival
+
+
+def test_a_plain_word_in_place_of_a_code_names_last_word():
+    sentence = "To avoid that happening, call the `corepack pack` command while you still have network access."
+    claim = "To avoid that, run the corepack prepare command while you still have network access."
+    assert rivals.name_in_place(claim, sentence, sentence) == ("prepare", "corepack pack")
+
+
+@pytest.mark.parametrize(("claim", "sentence", "rival"), [
+    # a list's last item, before the clause's end
+    ("You can filter by advisory attributes, currently severity and cvss, for example.",
+     "Currently that includes `severity` and `cwe`.", ("cvss", "cwe")),
+    ("You can filter by advisory attributes, currently severity and cwe.", "Currently that includes `severity` and `cwe`.",
+     ("", "")),
+    # a word for the code name's kind or state is a paraphrase, not another name
+    ("The default is enabled.", "The default is `True`.", ("", "")),
+    ("Point it at another file with the environment variable.", "Point it at another file with `PIP_CONFIG_FILE`.",
+     ("", "")),
+])
+def test_a_plain_word_where_the_source_ends_a_clause_with_a_code_name(claim, sentence, rival):
+    assert rivals.name_in_place(claim, sentence, sentence) == rival
+
+
+def test_a_pronoun_subject_stands_for_the_subject_before_it():
+    source = ("Their syntax is a subset of Requirements Files, with several kinds of syntax not allowed: "
+              "constraints must have a name, they cannot be editable, and they cannot specify extras.")
+    claim = "Every constraint must have a name, and constraints can be editable but cannot specify extras."
+    assert meaning.flipped(claim, [source]) == "they cannot be editable"
+    assert meaning.flipped("Constraints must have a name and cannot be editable.", [source]) == ""
+
+
+def test_a_verb_joined_by_or_shares_the_negation_before_it():
+    doc = meaning.parse("Constraints cannot be editable or specify extras, but are read and kept.")
+    said = {t.text: meaning._negated(t) for t in meaning._predicates(doc)}
+    assert said["editable"] and said["specify"]  # "cannot … or specify"
+    assert not said["kept"]  # after "but", a statement of its own

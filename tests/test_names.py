@@ -58,3 +58,14 @@ def test_a_name_joined_by_and_is_mentioned_where_both_sides_are():
     text = "This option is implemented only by Makefile Generators and Ninja Generators."
     assert mentions("Makefile and Ninja", text)
     assert not mentions("Makefile and Xcode", text)
+
+
+@pytest.mark.parametrize(("flag", "text", "found"), [
+    ("--interpreter", "you can use the `--python` option to specify the interpreter you want to manage", False),
+    ("--python", "you can use the `--python` option", True),
+    ("--global", "#### `global`\n* Default: false", True),  # a reference page's heading names the option
+    ("-e", "pip install -e path/to/SomeProject", True),
+    ("--json", "Print the JSON output", False),
+])
+def test_a_one_word_flag_needs_its_dashes_or_code_quotes(flag, text, found):
+    assert mentions(flag, text) is found

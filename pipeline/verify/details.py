@@ -68,8 +68,7 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
         return ""
     start, end = longest[0], longest[-1]
     left = min([start.i, *(c.i for c in start.children if c.dep_ in ("det", "amod", "compound", "nummod", "poss"))])
-    text = doc.text[doc[left].idx:end.idx + len(end.text)]
-    return text if "_" not in text or "_" in claim else text.replace("_", ".")
+    return doc.user_data.get("text", doc.text)[doc[left].idx:end.idx + len(end.text)]  # as the claim writes it
 
 
 # How a verb joins an action to the statement beside it ("…, and sends a reminder", "without waiting

@@ -92,6 +92,14 @@ def sentence_entities(sentence: str) -> tuple[tuple[str, str], ...]:
     return tuple((e.text, e.label_) for e in load_nlp()(sentence).ents)
 
 
+def _shares_negation(token) -> bool:
+    """Whether a verb joined by "and"/"or" to the one before it, with no subject or auxiliary of its
+    own, is said under that one's negation: "cannot be editable or specify extras" (not after "but")."""
+    return token.dep_ == "conj" and token.pos_ in ("VERB", "AUX") \
+        and not any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "neg") for c in token.children) \
+        and not any(c.dep_ == "cc" and c.lower_ in ("but", "yet") for c in token.head.children)
+
+
 def _negated(token, unless: bool = True) -> bool:
     """Whether `token` (a predicate) is said in the negative: a negation dependent on it ("is not
     paid"), "without" governing it, or a negated or negating verb above it in the same statement
@@ -117,7 +125,7 @@ def _negated(token, unless: bool = True) -> bool:
             break  # a participle describing a noun ("not required to implement scripts run with npm run")
         purpose = t.dep_ == "advcl" and any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)
         if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj", "acl") \
-                and not purpose:
+                and not purpose and not _shares_negation(t):
             break  # "don't abuse editing to delete": "delete" is as negated as "abuse"
         if head.lemma_.lower() in _NEGATING_HEADS and t.dep_ != "prep":
             count += 1
@@ -294,9 +302,12 @@ def _arguments(token) -> set[str]:
 
 def _same_arguments(t, e, t_args: set[str], e_args: set[str]) -> bool:
     """Whether two predicates are about the same things: their clauses share two content words, or
-    one where neither has a subject with content (imperatives: "Don't turn off your computer")."""
-    shared = len(t_args & e_args)
-    return shared >= 2 or (shared == 1 and not _subject_words(t) and not _subject_words(e))
+    one where neither has a subject with content (imperatives: "Don't turn off your computer") or
+    where it is both their subjects' ("constraints can be editable" / "they [constraints] cannot be
+    editable")."""
+    shared = t_args & e_args
+    t_subject, e_subject = _subject_words(t), _subject_words(e)
+    return len(shared) >= 2 or (len(shared) == 1 and (not t_subject and not e_subject or bool(shared & t_subject & e_subject)))
 
 
 def _subject(token):
@@ -364,9 +375,15 @@ def _predicates(doc) -> list:
 
 
 def _subject_words(token) -> set[str]:
-    """The content lemmas of the subject of `token`'s clause (empty when it has none)."""
+    """The content lemmas of the subject of `token`'s clause (empty when it has none). A "they"
+    stands for the last plural subject before it in the same text: "constraints must have a name,
+    they cannot be editable" says "constraints cannot be editable"."""
     subject = _subject(token)
+    if subject is not None and subject.lower_ == "they":
+        subject = next((t for t in reversed(token.doc[:subject.i]) if t.dep_ in ("nsubj", "nsubjpass")
+                        and t.tag_ in ("NNS", "NNPS")), subject)
     return set() if subject is None else {_word(w) for w in subject.subtree if w.pos_ in CONTENT_POS and not w.is_stop}
+
 
 
 def _clause(token, limit: int = 20) -> str:

@@ -1,6 +1,7 @@
 """Polarity: whether a claim and the sentence it is aligned with differ in negation or direction ("is not
-paid" / "is paid", "increases" / "reduces"), by words and, where words disagree, by the parse. Plain
-strings in, booleans out; `pipeline.verify.align` fills its features from these."""
+paid" / "is paid", "increases" / "reduces"), by words and, where words disagree, by the parse; and
+whether the claim lifts a condition or a restriction the source sets ("even if" / "only if", "not just"
+/ "only"). Plain strings in, booleans or the source's words out; `pipeline.verify.align` reads them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from pipeline.text import NEGATIONS, markdown_sentences, negates_at, terms
+from pipeline.text import (
+    FUNCTION_WORDS,
+    NEGATIONS,
+    markdown_sentences,
+    negates_at,
+    stem,
+    terms,
+    words,
+)
 from pipeline.verify import meaning
 from pipeline.verify.candidates import content_words
 from pipeline.verify.lemmas import lemmas
@@ -170,3 +179,40 @@ def condition_flipped(claim: str, sentences: Sequence[str]) -> str:
             if source.only and any(c.negative != source.negative and c.words & source.words for c in conceded):
                 return source.text
     return ""
+
+
+# A restriction lifted: "not just the Makefile and Ninja generators" against "only by Makefile Generators
+# and Ninja Generators", or the other way round. "only if"/"only when" is a condition (above), "not
+# only … but" and "if only" restrict nothing.
+_LIFTED = re.compile(r"\bnot (?:just|only|solely|exclusively|merely|limited to|restricted to)\b", re.IGNORECASE)
+_ONLY = re.compile(r"(?<!\bnot )(?<!\bif )\bonly\b(?! (?:if|when|once|after|before|unless|until|then)\b)", re.IGNORECASE)
+_RESTRICTED_SPAN = 6  # words after (and, for "A only", before) the restricting word that say what it restricts
+
+
+def restriction_flipped(claim: str, sentences: Sequence[str]) -> str:
+    """The evidence's restriction where the claim lifts it ("implemented by all generators, not just the
+    Makefile and Ninja generators" / "implemented only by Makefile Generators and Ninja Generators"), or
+    its "not just …" where the claim restricts to "only": both about the same thing (a content word
+    shared near the two words). '' otherwise."""
+    for sentence in sentences:
+        for lifted, only, quoted in ((claim, sentence, "only"), (sentence, claim, "lifted")):
+            for m in _LIFTED.finditer(lifted):
+                near = _restricted(lifted, m.start(), m.end())
+                for o in _ONLY.finditer(only):
+                    if near & _restricted(only, o.start(), o.end()):
+                        at = o if quoted == "only" else m
+                        return _phrase(sentence, at.start(), at.end())
+    return ""
+
+
+def _restricted(text: str, start: int, end: int) -> set[str]:
+    """The stems of the content words around a restricting word: what it restricts."""
+    near = words(text[end:])[:_RESTRICTED_SPAN] + words(text[:start])[-3:]
+    return {stem(w) for w in near if w not in FUNCTION_WORDS and len(w) > 2}
+
+
+def _phrase(sentence: str, start: int, end: int) -> str:
+    """The restricting words and what follows them, up to the clause's end: "only by Makefile Generators
+    and Ninja Generators"."""
+    rest = re.split(r"[.;:,(]\s", sentence[end:] + " ", maxsplit=1)[0]
+    return (sentence[start:end] + rest).strip().rstrip(".")

@@ -1,6 +1,7 @@
 """Names in place: the name an evidence sentence has where a claim has another ("conducted in
 Google Meet" / "in Microsoft Teams", "nodejs/build" / "nodejs/admin"), the class a reference section is
-titled by, and an option's default the source gives otherwise ("follow_symlink=False"). Pure
+titled by, an option's default the source gives otherwise ("follow_symlink=False"), and the code name
+a source writes where a claim has a plain word ("the `console` pool" / "the interactive pool"). Pure
 string rules over `pipeline.names`; no parse, no I/O.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 
 from pipeline import names as namelib
-from pipeline.text import words
+from pipeline.text import FUNCTION_WORDS, WORD, stem, words
 
 SWAP_CONTEXT = 5  # context score (same word right before and after: 2 each, +1 per shared word near) for a documented name
 
@@ -29,7 +30,7 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     claim_names = [n for n in namelib.names(claim) if not namelib.mentions(n.text, sentence)]
     elsewhere = {n.text for n in claim_names if namelib.mentions(n.text, passage)}
     if not claim_names:
-        return "", ""
+        return _word_for_code(claim, sentence)
     rivals = [n for n in namelib.names(sentence) if not namelib.mentions(n.text, claim)]
     bools = [(b, m.start()) for m in re.finditer(r"\b(?:True|False)\b", sentence) for b in [m.group(0)]]
     best: tuple[int, str, str] = (0, "", "")
@@ -53,7 +54,53 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
                     r_left, _ = _context(sentence, start, start + len(b))
                     if set(left[-2:]) & set(r_left[-2:]):
                         return word, b
-    return best[1], best[2]
+    return (best[1], best[2]) if best[1] else _word_for_code(claim, sentence)
+
+
+_TICKED = re.compile(r"`([^`\n]{1,60})`")
+
+
+def _word_for_code(claim: str, sentence: str) -> tuple[str, str]:
+    """(the claim's word, the sentence's code name) where the sentence writes a code name in backticks
+    and the claim has, between the same words (two before, and one after or the clause's end; a
+    content word among them), a plain word the sentence nowhere has: "places the command in the
+    interactive pool" / "in the `console` `pool`", "severity and cvss, for example" / "`severity` and
+    `cwe`."; for a code name of several words, in place of its last ("run the corepack prepare command" /
+    "call the `corepack pack` command"). ('', '') otherwise."""
+    claim_words = [(m.group(0).lower(), m.end()) for m in WORD.finditer(claim)]
+    written = [m.group(0) for m in WORD.finditer(claim)]
+    sentence_words = set(words(sentence))
+    for m in _TICKED.finditer(sentence):
+        code = m.group(1)
+        leading = " ".join(words(code)[:-1])  # a code of several words: its last is the slot ("corepack pack")
+        left = words(sentence[:m.start()] + " " + leading)[-2:]
+        after = sentence[m.end():].replace("`", "")
+        right = [] if _CLAUSE_END.match(after) else words(after)[:1]
+        if len(left) < 2 or not (right or _CLAUSE_END.match(after)) \
+                or all(w in FUNCTION_WORDS for w in [*left, *right]) or namelib.mentions(code, claim):
+            continue
+        code_stems = {stem(w) for w in words(code)}
+        for i in range(2, len(claim_words)):
+            word, end = claim_words[i]
+            follows = claim_words[i + 1][0] == right[0] if right and i + 1 < len(claim_words) else (
+                not right and _CLAUSE_END.match(claim[end:]) is not None)
+            if follows and [w for w, _ in claim_words[i - 2:i]] == left and word.isalpha() \
+                    and word not in FUNCTION_WORDS and word not in _KIND_WORDS and word not in sentence_words \
+                    and stem(word) not in code_stems:
+                return written[i], code
+    return "", ""
+
+
+_CLAUSE_END = re.compile(r"\s*(?:[.;:,)]|$)")
+# Words that name a code name's kind or state rather than another name: "the default is enabled" for
+# "The default is `True`", "set it in the environment variable" for "in `PIP_CONFIG_FILE`".
+_KIND_WORDS = frozenset(
+    "enabled disabled on off true false yes no set unset empty none null default defaults value values "
+    "variable variables option options flag flags setting settings config configuration file files "
+    "folder folders directory directories path paths command commands argument arguments parameter "
+    "parameters key keys name names field fields environment property properties attribute attributes "
+    "function functions method methods class classes module modules package packages string number "
+    "list object tool tools program script scripts".split())
 
 
 def _marks(name: str) -> frozenset[str]:

@@ -87,3 +87,40 @@ def reversed_order(claim: str, sentences: Iterable[str]) -> str:
     if any(pair in wanted for _, pair in found):
         return ""
     return next((text for text, (a, b) in found if (b, a) in wanted), "")
+
+
+# What puts one name ahead of another: "package-lock.json is preferred over npm-shrinkwrap.json",
+# "the flag takes precedence over the config file", "A rather than B", "A runs before B".
+_AHEAD = re.compile(r"\b(?:over|rather than|instead of|ahead of|before|after)\b", re.IGNORECASE)
+_AHEAD_SPAN = 40  # characters from the connector to the names it sets apart (one clause)
+
+
+def preference_reversed(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's words where it puts the other of two names first around the same connector
+    ("`npm-shrinkwrap.json` will be preferred over the `package-lock.json` file" against
+    "package-lock.json is preferred over npm-shrinkwrap.json"), and never the claim's way; '' otherwise."""
+    wanted = _ordered_pairs(ANSWER_WORD.sub("", claim))
+    if not wanted:
+        return ""
+    found = [(text, pair) for s in sentences for text, pair in _ordered_pairs(s).items()]
+    if any(pair in wanted.values() for _, pair in found):
+        return ""
+    return next((text for text, (a, b, how) in found if (b, a, how) in wanted.values()), "")
+
+
+def _ordered_pairs(text: str) -> dict[str, tuple[str, str, str]]:
+    """For each connector of `text` (`_AHEAD`) with a name just before it and one just after, in the
+    same clause: its words ("npm-shrinkwrap.json will be preferred over the package-lock.json") →
+    (the name before, the name after, the connector)."""
+    found = namelib.names(text)
+    out = {}
+    for m in _AHEAD.finditer(text):
+        before = [n for n in found if m.start() - _AHEAD_SPAN <= n.start and n.start + len(n.text) <= m.start()
+                  and not re.search(r"[.;:!?]\s", text[n.start:m.start()])]
+        after = [n for n in found if m.end() <= n.start <= m.end() + _AHEAD_SPAN
+                 and not re.search(r"[.;:!?,]\s", text[m.end():n.start])]
+        if before and after and before[-1].key != after[0].key:
+            a, b = before[-1], after[0]
+            start = len(re.sub(r"[\w.@/`-]+$", "", text[:a.start]))  # the whole name: "npm-shrinkwrap.json"
+            out[text[start:b.start + len(b.text)].replace("`", "")] = (a.key, b.key, m.group(0).lower())
+    return out
