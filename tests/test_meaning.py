@@ -617,3 +617,19 @@ def test_a_verb_joined_by_or_shares_the_negation_before_it():
     said = {t.text: meaning._negated(t) for t in meaning._predicates(doc)}
     assert said["editable"] and said["specify"]  # "cannot … or specify"
     assert not said["kept"]  # after "but", a statement of its own
+
+
+def test_a_not_that_sets_an_alternative_aside_is_rather_than():
+    from pipeline.verify.polarity import _negation_differs, negated
+
+    source = "They land in pip's HTTP cache, not its wheel cache, and are used normally."
+    claim = "They land in pip's HTTP cache rather than its wheel cache and are used normally."
+    assert not negated(source) and not _negation_differs(claim, source, [source])
+    assert negated("They do not land in the wheel cache.")
+    doc = meaning.parse(source)
+    assert [meaning._idiom(t) for t in doc if t.lower_ == "not"] == [True]
+
+
+def test_no_longer_negates_the_verb_it_qualifies():
+    doc = meaning.parse("It upgrades a dependency only if it no longer satisfies the new requirements.")
+    assert {t.text: meaning._negated(t) for t in meaning._predicates(doc)}["satisfies"]

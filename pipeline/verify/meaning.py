@@ -27,9 +27,12 @@ _NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no"
 ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really|(?:usually|generally|normally|"
                          r"typically|probably|mostly|often|rarely|certainly|definitely|absolutely|unfortunately) (?:not|no|yes))"
                          r"\b[,:;.!]\s*", re.IGNORECASE)
-# Negation words that negate nothing where they stand: "no matter which directory", "not only … but".
-NOT_NEGATING = re.compile(r"\b(?:no matter|not only|(?:no|not) (?:more|less|fewer|later|earlier|longer|greater|sooner) than)\b",
-                          re.IGNORECASE)  # … and a bound: "no more than 72 characters"
+# Negation words that negate nothing where they stand: "no matter which directory", "not only … but",
+# a bound ("no more than 72 characters"), and a "not" that sets an alternative aside after a comma, as
+# "rather than" does ("They land in pip's HTTP cache, not its wheel cache": they land somewhere).
+NOT_NEGATING = re.compile(r"\b(?:no matter|not only|(?:no|not) (?:more|less|fewer|later|earlier|longer|greater|sooner) than)\b"
+                          r"|(?<=, )not(?= (?:the|its|a|an|their|your|our|his|her|this|that|these|those)\b)",
+                          re.IGNORECASE)
 # An exception after a negation makes it a restriction: "never needed for any reason other than X" says
 # "only needed for X", so neither side of it is a flip of the other.
 EXCEPTION = re.compile(r"\b(?:other than|except|apart from|aside from|besides)\b", re.IGNORECASE)
@@ -93,9 +96,11 @@ def sentence_entities(sentence: str) -> tuple[tuple[str, str], ...]:
 
 
 def _shares_negation(token) -> bool:
-    """Whether a verb joined by "and"/"or" to the one before it, with no subject or auxiliary of its
-    own, is said under that one's negation: "cannot be editable or specify extras" (not after "but")."""
-    return token.dep_ == "conj" and token.pos_ in ("VERB", "AUX") \
+    """Whether a verb joined by "and"/"or" to the one before it, in its bare form or as a participle,
+    with no subject or auxiliary of its own, is said under that one's negation: "cannot be editable
+    or specify extras" (not after "but"; not a verb with its own tense: "does not perform any checks
+    and involves running code")."""
+    return token.dep_ == "conj" and token.tag_ in ("VB", "VBN") \
         and not any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "neg") for c in token.children) \
         and not any(c.dep_ == "cc" and c.lower_ in ("but", "yet") for c in token.head.children)
 
@@ -108,6 +113,8 @@ def _negated(token, unless: bool = True) -> bool:
     count, t = 0, token
     for _ in range(4):
         count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") for c in t.children)
+        count += any(c.lower_ in ("longer", "more") and c.dep_ == "advmod" and any(g.lower_ == "no" for g in c.children)
+                     for c in t.children)  # "no longer satisfies", "no more accepts"
         count += unless and sum(_unless(c) for c in t.children)
         if t is not token and t.pos_ == "NOUN":  # "there is no need to wait": "wait" is negated
             count += any(c.dep_ == "det" and c.lower_ == "no" for c in t.children)
@@ -273,7 +280,8 @@ def _in_quotes(token) -> bool:
 def _idiom(token) -> bool:
     """Whether a negation word is part of an idiom that negates nothing (`NOT_NEGATING`)."""
     following = " ".join(t.lower_ for t in token.doc[token.i + 1:token.i + 3])
-    return bool(NOT_NEGATING.match(f"{token.lower_} {following}"))
+    before = ", " if token.i > 0 and token.doc[token.i - 1].text == "," else ""
+    return bool(NOT_NEGATING.match(f"{before}{token.lower_} {following}", len(before)))
 
 
 def _word(token) -> str:
