@@ -182,12 +182,14 @@ def looked_up_as(name: str) -> str:
 
 
 def documented(name: str, store: Store) -> bool:
-    """Whether some document has a question's name, or each of its words when it joins several
-    ("PIP_INDEX_URL" where the documents speak of pip's index URL and its `PIP_<NAME>` variables)."""
+    """Whether some document has a question's name; or, for a name of three words or more, its first
+    word and the rest as written together: "PIP_INDEX_URL" where the documents have pip and its
+    `--index-url` (an option's environment variable), not "UV_THREADPOOL_SIZE" where they have uv,
+    threadpool and size but never "threadpool size"."""
     if store.bm25_search(name, 1):
         return True
-    pieces = [p for p in re.split(r"[_\-.]+", name) if len(p) > 1]
-    return len(pieces) > 1 and all(store.bm25_search(p, 1) for p in pieces)
+    pieces = [p for p in re.split(r"[_\-.]+", name) if p]
+    return len(pieces) > 2 and bool(store.bm25_search(pieces[0], 1)) and bool(store.bm25_search("_".join(pieces[1:]), 1))
 
 
 def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Sequence[str], *,

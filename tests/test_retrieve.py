@@ -147,5 +147,6 @@ def test_a_questions_name_is_looked_up_as_documents_write_it(name, key):
 def test_a_name_joined_from_documented_words_is_documented(scifact):
     store, _ = scifact
     assert documented("cerebral", store)
-    assert documented("CEREBRAL_WHITE_MATTER", store)  # each of its words is on some page
+    assert documented("CEREBRAL_WHITE_MATTER", store)  # "white matter" as written, and "cerebral"
     assert not documented("MONGODB", store) and not documented("MONGO_WHITE_MATTER", store)
+    assert not documented("CEREBRAL_MATTER_WHITE", store)  # each word is there, never together
