@@ -633,3 +633,11 @@ def test_a_not_that_sets_an_alternative_aside_is_rather_than():
 def test_no_longer_negates_the_verb_it_qualifies():
     doc = meaning.parse("It upgrades a dependency only if it no longer satisfies the new requirements.")
     assert {t.text: meaning._negated(t) for t in meaning._predicates(doc)}["satisfies"]
+
+
+def test_a_word_after_a_slash_is_said_as_the_one_before_it():
+    source = "Confirm the steward agrees to keep the information confidential and not to use/disclose to their employer."
+    claim = "The steward will keep the information confidential and will not use it or disclose it to their employer."
+    assert meaning.flipped(claim, [source]) == ""
+    doc = meaning.parse(source)
+    assert {t.text: meaning._negated(t) for t in meaning._predicates(doc)}["disclose"]

@@ -109,7 +109,11 @@ def _negated(token, unless: bool = True) -> bool:
     """Whether `token` (a predicate) is said in the negative: a negation dependent on it ("is not
     paid"), "without" governing it, or a negated or negating verb above it in the same statement
     ("doesn't let agencies accept", "prohibits agencies from accepting"); an odd count of these.
-    An "unless" clause counts as one more (with `unless` false, it is an exception and does not)."""
+    An "unless" clause counts as one more (with `unless` false, it is an exception and does not).
+    A word after a slash is said as the one before it ("not to use/disclose")."""
+    doc = token.doc
+    if token.i >= 2 and doc[token.i - 1].text == "/" and doc[token.i - 2].pos_ == token.pos_ and token.pos_ in ("VERB", "ADJ"):
+        return _negated(doc[token.i - 2], unless)
     count, t = 0, token
     for _ in range(4):
         count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") for c in t.children)
