@@ -75,11 +75,13 @@ def mentions(name: str, text: str) -> bool:
     "starlette.websockets.WebSocketDisconnect"), and so does an import of it ("starlette.config.environ"
     in "from starlette.config import environ"); so does a name joined by "and" or "or" whose two
     sides are there ("Makefile and Ninja" in "Makefile Generators and Ninja Generators"). A flag of one
-    word needs its dashes or code quotes ("--python" is not in "the Python interpreter")."""
+    word needs its dashes, code quotes or a heading of its own ("--python" is not in "the Python
+    interpreter"; "--maxsockets" is in "Config Settings > maxsockets")."""
     if flag := _ONE_WORD_FLAG.fullmatch(name.strip()):  # "--python" is not the word "python" ("the Python
         # interpreter"): it is there as a flag of either length or as code ("`python`", an option's heading)
         word = re.escape(flag.group(1))
-        return re.search(rf"(?<![\w-])(?:--?{word}|`{word}`)(?![\w-])", text, re.IGNORECASE) is not None
+        return re.search(rf"(?<![\w-])(?:--?{word}|`{word}`)(?![\w-])|(?:^|[>#][ \t]*){word}[ \t]*(?:$|\*)", text,
+                         re.IGNORECASE | re.MULTILINE) is not None  # … or as a heading: "Config Settings > maxsockets"
     key, body = normal(name), f" {normal(text)} "
     if not key:
         return False

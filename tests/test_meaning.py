@@ -641,3 +641,9 @@ def test_a_word_after_a_slash_is_said_as_the_one_before_it():
     assert meaning.flipped(claim, [source]) == ""
     doc = meaning.parse(source)
     assert {t.text: meaning._negated(t) for t in meaning._predicates(doc)}["disclose"]
+
+
+def test_a_verb_joined_to_a_negating_verb_is_not_under_it():
+    doc = meaning.parse("It allows users to avoid the confusing behavior and only run on npm publish.")
+    said = {t.text: meaning._negated(t) for t in meaning._predicates(doc)}
+    assert not said["run"]  # "avoid X and run Y": Y is run

@@ -66,6 +66,7 @@ def test_a_name_joined_by_and_is_mentioned_where_both_sides_are():
     ("--global", "#### `global`\n* Default: false", True),  # a reference page's heading names the option
     ("-e", "pip install -e path/to/SomeProject", True),
     ("--json", "Print the JSON output", False),
+    ("--maxsockets", "Config Settings > maxsockets\n\n* Default: 15", True),  # a heading of its own
 ])
 def test_a_one_word_flag_needs_its_dashes_or_code_quotes(flag, text, found):
     assert mentions(flag, text) is found

@@ -138,7 +138,7 @@ def _negated(token, unless: bool = True) -> bool:
         if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj", "acl") \
                 and not purpose and not _shares_negation(t):
             break  # "don't abuse editing to delete": "delete" is as negated as "abuse"
-        if head.lemma_.lower() in _NEGATING_HEADS and t.dep_ != "prep":
+        if head.lemma_.lower() in _NEGATING_HEADS and t.dep_ not in ("prep", "conj"):  # "avoid X and run Y": Y is run
             count += 1
         t = head
     return count % 2 == 1
