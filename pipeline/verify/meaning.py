@@ -493,23 +493,3 @@ def _defines_another_term(claim: str, sentence: str) -> bool:
     if not match:
         return False
     return not mentions(match.group("code"), claim) and any(not mentions(n.text, sentence) for n in names(claim))
-
-
-def predicate_negated(text: str, core: frozenset[str]) -> bool:
-    """Whether `text` asserts one of the predicate lemmas `core` in the negative by its parse, which sees
-    what a negation word does not: "is used in lieu of reading the tree", "prevents writing the file"."""
-    return any(t.lemma_.lower() in core and _negated(t) for t in parse(asserted(text)))
-
-
-def restated_by_opposite(claim: str, sentence: str) -> bool:
-    """Whether the sentence says a predicate of the claim as the negation of its opposite, about the
-    same thing: "--no-save keeps the package in package.json" / "--no-save tells npm not to remove
-    the package from package.json". Such a pair differs in negation and says the same."""
-    claim_doc, doc = parse(ANSWER_WORD.sub("", claim)), parse(sentence)
-    for t in _predicates(claim_doc):
-        arguments = _arguments(t)
-        for e in _predicates(doc):
-            if (opposed(_lemma(t), _lemma(e), t.pos_ if t.pos_ == e.pos_ else "") and _negated(e) != _negated(t)
-                    and not (_quoted(e) or _code(e)) and _same_arguments(t, e, arguments, _arguments(e))):
-                return True
-    return False

@@ -21,6 +21,7 @@ from pipeline.text import (
 from pipeline.verify import meaning
 from pipeline.verify.candidates import content_words
 from pipeline.verify.lemmas import lemmas
+from pipeline.verify.opposites import opposed
 
 UP_WORDS = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enhanc", "improv", "promot", "boost", "accelerat", "grow", "grew", "gain", "raise", "larger", "more ", "exceed", "stimulat", "activat", "induc", "upregulat", "warm")
 DOWN_WORDS = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
@@ -105,7 +106,7 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
     negative = negated(claim, unless)
     if all(negated(s) == negative for s in focus):
         return False  # the common case, decided without a parse
-    if any(meaning.restated_by_opposite(claim, s) for s in focus):
+    if any(restated_by_opposite(claim, s) for s in focus):
         return False  # "keeps the package" / "not to remove the package"
     stated = [s for s in focus if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
     asserts_negative = negated(meaning.asserted(claim), unless)
@@ -130,7 +131,7 @@ def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> boo
     best = [s for n, s in about if n == about[0][0]]
     # a negation in the sentence's own condition backs it too: "If a callback is not given, the error
     # is emitted" states what "without a callback it is emitted" does
-    return not any(negated(s) or meaning.predicate_negated(s, core) for s in best)
+    return not any(negated(s) or predicate_negated(s, core) for s in best)
 
 
 _CONDITION_MARKS = meaning.CONDITION_WORDS - {"unless"}
@@ -216,3 +217,24 @@ def _phrase(sentence: str, start: int, end: int) -> str:
     and Ninja Generators"."""
     rest = re.split(r"[.;:,(]\s", sentence[end:] + " ", maxsplit=1)[0]
     return (sentence[start:end] + rest).strip().rstrip(".")
+
+
+def predicate_negated(text: str, core: frozenset[str]) -> bool:
+    """Whether `text` asserts one of the predicate lemmas `core` in the negative by its parse, which sees
+    what a negation word does not: "is used in lieu of reading the tree", "prevents writing the file"."""
+    return any(t.lemma_.lower() in core and meaning._negated(t) for t in meaning.parse(meaning.asserted(text)))
+
+
+def restated_by_opposite(claim: str, sentence: str) -> bool:
+    """Whether the sentence says a predicate of the claim as the negation of its opposite, about the
+    same thing: "--no-save keeps the package in package.json" / "--no-save tells npm not to remove
+    the package from package.json". Such a pair differs in negation and says the same."""
+    claim_doc, doc = meaning.parse(meaning.ANSWER_WORD.sub("", claim)), meaning.parse(sentence)
+    for t in meaning._predicates(claim_doc):
+        arguments = meaning._arguments(t)
+        for e in meaning._predicates(doc):
+            if (opposed(meaning._lemma(t), meaning._lemma(e), t.pos_ if t.pos_ == e.pos_ else "")
+                    and meaning._negated(e) != meaning._negated(t) and not (meaning._quoted(e) or meaning._code(e))
+                    and meaning._same_arguments(t, e, arguments, meaning._arguments(e))):
+                return True
+    return False
