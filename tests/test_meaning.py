@@ -647,3 +647,12 @@ def test_a_verb_joined_to_a_negating_verb_is_not_under_it():
     doc = meaning.parse("It allows users to avoid the confusing behavior and only run on npm publish.")
     said = {t.text: meaning._negated(t) for t in meaning._predicates(doc)}
     assert not said["run"]  # "avoid X and run Y": Y is run
+
+
+def test_an_embedded_question_and_a_list_of_what_there_is_assert_no_negation():
+    claim = "Responders can fix the immediate problem without worrying about whether the work is billable."
+    source = "Responders are entitled to fix the immediate problem, whether or not the work is billable."
+    assert meaning.flipped(claim, [source]) == ""
+    claim = "A repository is inactive if there have been no new commits or comments on issues or pull requests for a while."
+    source = "A repository is inactive if there haven't been any new commits or comments on issues or pull requests in a while."
+    assert meaning.flipped(claim, [source]) == ""

@@ -99,10 +99,11 @@ def _shares_negation(token) -> bool:
     """Whether a verb joined by "and"/"or" to the one before it, in its bare form or as a participle,
     with no subject or auxiliary of its own, is said under that one's negation: "cannot be editable
     or specify extras" (not after "but"; not a verb with its own tense: "does not perform any checks
-    and involves running code")."""
+    and involves running code"; not in a list of what there is: "there haven't been any commits or pull
+    requests", where the parser may read "pull" as a verb)."""
     return token.dep_ == "conj" and token.tag_ in ("VB", "VBN") \
         and not any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "neg") for c in token.children) \
-        and not any(c.dep_ == "cc" and c.lower_ in ("but", "yet") for c in token.head.children)
+        and not any((c.dep_ == "cc" and c.lower_ in ("but", "yet")) or c.dep_ == "expl" for c in token.head.children)
 
 
 def _negated(token, unless: bool = True) -> bool:
@@ -116,6 +117,8 @@ def _negated(token, unless: bool = True) -> bool:
         return _negated(doc[token.i - 2], unless)
     count, t = 0, token
     for _ in range(4):
+        if any(c.dep_ == "mark" and c.lower_ == "whether" for c in t.children):
+            return False  # an embedded question asserts neither way: "(without worrying about) whether or not it is billable"
         count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") for c in t.children)
         count += any(c.lower_ in ("longer", "more") and c.dep_ == "advmod" and any(g.lower_ == "no" for g in c.children)
                      for c in t.children)  # "no longer satisfies", "no more accepts"
