@@ -67,8 +67,8 @@ def _word_for_code(claim: str, sentence: str) -> tuple[str, str]:
     interactive pool" / "in the `console` `pool`", "severity and cvss, for example" / "`severity` and
     `cwe`."; for a code name of several words, in place of its last ("run the corepack prepare command" /
     "call the `corepack pack` command"). ('', '') otherwise."""
-    claim_words = [(m.group(0).lower(), m.end()) for m in WORD.finditer(claim)]
-    written = [m.group(0) for m in WORD.finditer(claim)]
+    found = list(WORD.finditer(claim))
+    claim_words = [w.group(0).lower() for w in found]
     sentence_words = set(words(sentence))
     for m in _TICKED.finditer(sentence):
         code = m.group(1)
@@ -81,13 +81,14 @@ def _word_for_code(claim: str, sentence: str) -> tuple[str, str]:
             continue
         code_stems = {stem(w) for w in words(code)}
         for i in range(2, len(claim_words)):
-            word, end = claim_words[i]
-            follows = claim_words[i + 1][0] == right[0] if right and i + 1 < len(claim_words) else (
-                not right and _CLAUSE_END.match(claim[end:]) is not None)
-            if follows and [w for w, _ in claim_words[i - 2:i]] == left and word.isalpha() \
-                    and word not in FUNCTION_WORDS and word not in _KIND_WORDS and word not in sentence_words \
-                    and stem(word) not in code_stems:
-                return written[i], code
+            word = claim_words[i]
+            if right:
+                follows = i + 1 < len(claim_words) and claim_words[i + 1] == right[0]
+            else:
+                follows = _CLAUSE_END.match(claim[found[i].end():]) is not None
+            if follows and claim_words[i - 2:i] == left and word.isalpha() and word not in FUNCTION_WORDS \
+                    and word not in _KIND_WORDS and word not in sentence_words and stem(word) not in code_stems:
+                return found[i].group(0), code
     return "", ""
 
 
