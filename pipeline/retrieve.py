@@ -129,7 +129,8 @@ _ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "compo
 def question_nouns(question: str, names_only: bool = False) -> list[str]:
     """The nouns and proper nouns of a question, lowercased, each once: what it is about
     ("How do I connect a Starlette app to a MongoDB database?" → starlette, app, mongodb, database).
-    With `names_only`, those written as names (`_written_as_name`): starlette, mongodb."""
+    With `names_only`, those written as names (`_written_as_name`) and not of the asker's own setting
+    (`_the_askers_own`): starlette, mongodb."""
     doc = _question_doc(question)
     words = [t.text.lower() for t in doc if (t.pos_ in ("NOUN", "PROPN") or (t.i > 0 and t.text[:1].isupper()))
              and t.dep_ in _ARGUMENT_DEPS and not t.is_stop and len(t.text) > 1
