@@ -656,3 +656,9 @@ def test_an_embedded_question_and_a_list_of_what_there_is_assert_no_negation():
     claim = "A repository is inactive if there have been no new commits or comments on issues or pull requests for a while."
     source = "A repository is inactive if there haven't been any new commits or comments on issues or pull requests in a while."
     assert meaning.flipped(claim, [source]) == ""
+
+
+def test_a_verb_that_removes_the_need_negates_what_is_needed():
+    source = "By providing a permanent identifier, we reduce the need for userland code to inspect error messages."
+    assert meaning.flipped("Userland code no longer needs to inspect error messages.", [source]) == ""
+    assert meaning.flipped("Userland code still needs to inspect error messages.", [source]) != ""

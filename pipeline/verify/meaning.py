@@ -22,6 +22,7 @@ _FAILURES = frozenset({"error", "exception"})
 _NEGATING_HEADS = frozenset("prohibit forbid prevent stop avoid refuse fail deny block disallow lack".split())
 # Lemmas that carry no predicate of their own (auxiliaries, light verbs).
 _LIGHT = frozenset("be have do can could may might must shall should will would get make let need go take say use".split())
+_LESSENING = frozenset({"reduce", "eliminate", "remove", "lessen", "minimize", "minimise", "obviate"})
 _NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no" as a determiner: below)
 # A leading answer word ("No, X isn't Y", "Not always: …") is no negation of the statement after it.
 ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really|(?:usually|generally|normally|"
@@ -123,8 +124,9 @@ def _negated(token, unless: bool = True) -> bool:
         count += any(c.lower_ in ("longer", "more") and c.dep_ == "advmod" and any(g.lower_ == "no" for g in c.children)
                      for c in t.children)  # "no longer satisfies", "no more accepts"
         count += unless and sum(_unless(c) for c in t.children)
-        if t is not token and t.pos_ == "NOUN":  # "there is no need to wait": "wait" is negated
-            count += any(c.dep_ == "det" and c.lower_ == "no" for c in t.children)
+        if t is not token and t.pos_ == "NOUN":  # "there is no need to wait": "wait" is negated; so is it
+            count += any(c.dep_ == "det" and c.lower_ == "no" for c in t.children)  # where a verb removes the need
+            count += t.lemma_ == "need" and t.head.lemma_ in _LESSENING  # ("reduce the need for code to inspect")
         if t is not token and t.lower_ in ("nothing", "none", "nobody"):  # "there's nothing to reinstate"
             count += 1
         head = t.head
