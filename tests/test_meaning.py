@@ -662,3 +662,12 @@ def test_a_verb_that_removes_the_need_negates_what_is_needed():
     source = "By providing a permanent identifier, we reduce the need for userland code to inspect error messages."
     assert meaning.flipped("Userland code no longer needs to inspect error messages.", [source]) == ""
     assert meaning.flipped("Userland code still needs to inspect error messages.", [source]) != ""
+
+
+def test_two_code_names_of_one_make_compare_their_context_by_stem():
+    sentence = "The tool will also honour `CACHE_DIR`."
+    assert rivals.name_in_place("The tool also honours the CACHE_ROOT setting.", sentence, sentence) == ("CACHE_ROOT", "CACHE_DIR")
+    assert rivals.name_in_place("The tool also honours CACHE_DIR.", sentence, sentence) == ("", "")
+    # a proper name is compared word for word, as before
+    sentence = "The tool will also honour Google Meet."
+    assert rivals.name_in_place("The tool also honours the Microsoft Teams setting.", sentence, sentence) == ("", "")

@@ -40,8 +40,12 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
             if rival.kind != name.kind and not (rival.kind == "code" or name.kind == "code"):
                 continue
             r_left, r_right = _context(sentence, rival.start, rival.start + len(rival.text))
-            score = 2 * (left[-1:] == r_left[-1:] and bool(left)) + 2 * (right[:1] == r_right[:1] and bool(right))
-            score += len(set(left) & set(r_left)) + len(set(right) & set(r_right))
+            score = _context_score(left, right, r_left, r_right)
+            if name.kind == rival.kind == "code" and _marks(name.text) == _marks(rival.text):
+                # two code names of one make: their context by stem, articles left out ("also respects
+                # the XDG_CONFIG_HOME" / "will also respect `XDG_CACHE_HOME`")
+                score = max(score, _context_score(*_stems(claim, name.start, name.start + len(name.text)),
+                                                  *_stems(sentence, rival.start, rival.start + len(rival.text))))
             if name.text in elsewhere and (score < SWAP_CONTEXT or _marks(name.text) != _marks(rival.text)):
                 continue  # a documented name: only another of its make ("nodejs/build") in its very place
             if score >= 3 and score > best[0]:
@@ -154,6 +158,22 @@ def _default_rival(claim: str, sentence: str, fields_only: bool = False) -> tupl
             if f.group(1).strip("'\"`").lower() != value:
                 return m.group(2), f"{name}={f.group(1).strip('`')}"
     return "", ""
+
+
+def _context_score(left: list[str], right: list[str], r_left: list[str], r_right: list[str]) -> int:
+    """SWAP_CONTEXT's score: the same word right before (2) and right after (2), +1 per shared word near."""
+    score = 2 * (left[-1:] == r_left[-1:] and bool(left)) + 2 * (right[:1] == r_right[:1] and bool(right))
+    return score + len(set(left) & set(r_left)) + len(set(right) & set(r_right))
+
+
+_ARTICLES = frozenset({"the", "a", "an"})
+
+
+def _stems(text: str, start: int, end: int, n: int = 3) -> tuple[list[str], list[str]]:
+    """`_context` by stem, articles left out."""
+    left = [stem(w) for w in words(text[:start]) if w not in _ARTICLES][-n:]
+    right = [stem(w) for w in words(text[end:]) if w not in _ARTICLES][:n]
+    return left, right
 
 
 def _context(text: str, start: int, end: int, n: int = 3) -> tuple[list[str], list[str]]:
