@@ -197,7 +197,6 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
     return in_scope(hits, unknown, unseen(nouns, hits), **limits)
 
 
-
 def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts: Parts,
                  question_vector: np.ndarray | None = None) -> tuple[str, list[str]]:
     """The LLM's draft, or the extractive one when no LLM is configured or it fails

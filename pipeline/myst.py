@@ -19,7 +19,7 @@ import re
 
 from pipeline import rst
 
-_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[\w.:+-]+)\}[ \t]*(?P<args>.*?)[ \t]*$")
+_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[\w.:+-]+)\}[ \t]*(?P<args>.*?)[ \t]*$")
 _FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
 _OPTION = re.compile(r"^:[\w-]+:(?:[ \t].*)?$")
 _ROLE = re.compile(r"\{(?P<role>[\w.:+-]+)\}`(?P<text>[^`\n]+)`")
@@ -84,13 +84,10 @@ def _directive_body(lines: list[str], i: int, fence: str) -> tuple[list[str], in
 def _directive(name: str, args: str, body: list[str]) -> list[str]:
     """One directive as its reader sees it (the module's docstring)."""
     base = name.rsplit(":", 1)[-1]
-    options: dict[str, str] = {}
-    if body and body[0].strip() == "---":  # options as a YAML block
+    if body and body[0].strip() == "---":  # options as a YAML block: none changes what a reader sees
         end = next((n for n, x in enumerate(body[1:], start=1) if x.strip() == "---"), 0)
         body = body[end + 1:] if end else body
-    while body and _OPTION.match(body[0].strip()):
-        key, _, value = body[0].strip()[1:].partition(":")
-        options[key] = value.strip()
+    while body and _OPTION.match(body[0].strip()):  # … nor as `:key: value` lines
         body = body[1:]
     if base in rst.DROPPED:
         return []
@@ -122,12 +119,14 @@ def _roles(line: str) -> str:
     """The roles of one line of prose rendered (`pipeline.rst.render_role`); inline code kept."""
     if "{" not in line:
         return line
+
+    def render(prose: str) -> str:
+        return _ROLE.sub(lambda m: rst.render_role(m.group("role"), m.group("text")), prose)
+
     parts, pos = [], 0
     for code in _INLINE_CODE.finditer(line):
         if code.start() > 0 and line[code.start() - 1] == "}":
             continue  # a role's own backticks
-        parts.append(_ROLE.sub(lambda m: rst.render_role(m.group("role"), m.group("text")), line[pos:code.start()]))
-        parts.append(code.group(0))
+        parts += [render(line[pos:code.start()]), code.group(0)]
         pos = code.end()
-    parts.append(_ROLE.sub(lambda m: rst.render_role(m.group("role"), m.group("text")), line[pos:]))
-    return "".join(parts)
+    return "".join([*parts, render(line[pos:])])

@@ -196,12 +196,12 @@ def restriction_flipped(claim: str, sentences: Sequence[str]) -> str:
     its "not just …" where the claim restricts to "only": both about the same thing (a content word
     shared near the two words). '' otherwise."""
     for sentence in sentences:
-        for lifted, only, quoted in ((claim, sentence, "only"), (sentence, claim, "lifted")):
+        for lifted, only in ((claim, sentence), (sentence, claim)):
             for m in _LIFTED.finditer(lifted):
                 near = _restricted(lifted, m.start(), m.end())
                 for o in _ONLY.finditer(only):
                     if near & _restricted(only, o.start(), o.end()):
-                        at = o if quoted == "only" else m
+                        at = o if only is sentence else m  # the source's own words
                         return _phrase(sentence, at.start(), at.end())
     return ""
 

@@ -99,13 +99,13 @@ def preference_reversed(claim: str, sentences: Iterable[str]) -> str:
     """The evidence's words where it puts the other of two names first around the same connector
     ("`npm-shrinkwrap.json` will be preferred over the `package-lock.json` file" against
     "package-lock.json is preferred over npm-shrinkwrap.json"), and never the claim's way; '' otherwise."""
-    wanted = _ordered_pairs(ANSWER_WORD.sub("", claim))
+    wanted = set(_ordered_pairs(ANSWER_WORD.sub("", claim)).values())
     if not wanted:
         return ""
     found = [(text, pair) for s in sentences for text, pair in _ordered_pairs(s).items()]
-    if any(pair in wanted.values() for _, pair in found):
+    if any(pair in wanted for _, pair in found):
         return ""
-    return next((text for text, (a, b, how) in found if (b, a, how) in wanted.values()), "")
+    return next((text for text, (a, b, how) in found if (b, a, how) in wanted), "")
 
 
 def _ordered_pairs(text: str) -> dict[str, tuple[str, str, str]]:
