@@ -5,6 +5,7 @@ against the answer-check schema.
 Usage: python3 validate.py [cases.jsonl] [corpus_dir]
 Exits non-zero and lists every problem if any rule is broken.
 """
+import html
 import json
 import re
 import sys
@@ -19,7 +20,8 @@ SPLIT = re.compile(r"(?<=\]\.)\s+")
 CITE_END = re.compile(r"\[(\d+)\]\.$")
 TYPES = ("number", "name", "negation", "unsupported")
 PER_TYPE = 10
-SETS = {"npm": ("np", 10), "node": ("nd", 12), "nodeapi": ("na", 12), "cmake": ("cm", 12), "pip": ("pp", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
+SETS = {"npm": ("np", 10), "node": ("nd", 12), "nodeapi": ("na", 12), "cmake": ("cm", 12), "pip": ("pp", 12),
+        "valgrind": ("vg", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
 P, N_OOS = SETS[CASES.stem.removeprefix("cases-")]
 MAX_CITE2_ROWS = 5
 MIN_DOCS = 15
@@ -29,6 +31,17 @@ IN_KEYS = {"id", "question", "faithful", "corrupted", "error_type",
            "bad_sentence", "good_sentence", "doc"}
 VALUE_KEYS = {"true_value", "wrong_value"}
 OOS_KEYS = {"id", "question", "out_of_scope"}
+CORPUS_EXTS = (".md", ".rst", ".html")
+TAG = re.compile(r"<[^>]*>")
+
+
+def doc_text(path):
+    """The text the whole-token checks run against: the file as is, or for .html its visible text
+    (tags removed, entities unescaped)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".html":
+        text = html.unescape(TAG.sub("", text))
+    return text
 
 
 def token_in(value, text):
@@ -60,9 +73,9 @@ def main():
             err("?", f"duplicate question ({c}x): {q}")
 
     corpus_files = {p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.is_file()}
-    if any(not f.endswith((".md", ".rst")) for f in corpus_files):
-        err("corpus", "files other than .md/.rst in corpus: "
-            f"{sorted(f for f in corpus_files if not f.endswith(('.md', '.rst')))}")
+    if any(not f.endswith(CORPUS_EXTS) for f in corpus_files):
+        err("corpus", "files other than .md/.rst/.html in corpus: "
+            f"{sorted(f for f in corpus_files if not f.endswith(CORPUS_EXTS))}")
 
     per_type = Counter()
     docs = Counter()
@@ -97,7 +110,7 @@ def main():
         if doc not in corpus_files:
             err(cid, f"doc not in corpus: {doc}")
             continue
-        text = (CORPUS / doc).read_text(encoding="utf-8")
+        text = doc_text(CORPUS / doc)
 
         f_s = SPLIT.split(r["faithful"].strip())
         c_s = SPLIT.split(r["corrupted"].strip())
