@@ -170,8 +170,7 @@ def store_writes(sizes: list[int], budget_s: float, seed: int = 0) -> dict:
     from pipeline.store import EmbeddedStore
 
     rng = np.random.default_rng(seed)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    vocab = ["".join(rng.choice(letters, size=int(rng.integers(3, 11)))) for _ in range(30_000)]
+    vocab = _vocabulary(rng)
     points: list[dict] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ravbot-writes-") as tmp:
@@ -227,6 +226,117 @@ def store_writes(sizes: list[int], budget_s: float, seed: int = 0) -> dict:
             "chunks": written, "commit_s": round(commit_s, 2), "file_mb": round(size_mb, 1),
             "total_s": round(time.perf_counter() - started, 1), "user_s": round(usage.ru_utime, 1),
             "sys_s": round(usage.ru_stime, 1)}
+
+
+def scale_build(size: int, data_dir: Path, seed: int = 0) -> dict:
+    """Child process: an `EmbeddedStore` of `size` synthetic chunks with vectors given (the store-write
+    section's documents), committed to `data_dir`; what it took."""
+    from pipeline.store import EmbeddedStore
+
+    rng = np.random.default_rng(seed)
+    vocab = _vocabulary(rng)
+    t0 = time.perf_counter()
+    store = EmbeddedStore(data_dir / "scale.sqlite")
+    build = store.begin("scale")
+    written = 0
+    try:
+        while written < size:
+            for item in _synthetic_writes(rng, vocab, written // 3, min(2000, -(-(size - written) // 3))):
+                build.add(*item)
+                written += 3
+        build.commit()
+    except BaseException:
+        build.abort()
+        raise
+    finally:
+        store.close()
+    return {"chunks": written, "build_s": round(time.perf_counter() - t0, 1),
+            "file_mb": round(sum(f.stat().st_size for f in data_dir.glob("scale.sqlite*")) / 1e6, 1)}
+
+
+def scale_serve(data_dir: Path, n_queries: int, seed: int = 1) -> dict:
+    """Child process: searches of the store `scale_build` left in `data_dir`, in a fresh process (as a bot
+    serves it): loading the dense matrix, dense search, BM25 and the whole hybrid retrieval (both, fused
+    and reranked), p50/p95 over `n_queries` random queries of 2-6 words, and the peak RSS from the store's
+    opening on (the model, not loaded here, adds its own)."""
+    from config.settings import load_settings
+    from lab.metrics import percentile
+    from pipeline.retrieve import RetrieveOptions, retrieve
+    from pipeline.store import EmbeddedStore
+
+    rng = np.random.default_rng(seed)
+    vocab = _vocabulary(np.random.default_rng(0))  # the words the chunks were written with
+    s = load_settings(env={})
+    options = RetrieveOptions(top_k=s.top_k, candidates=s.candidates, rrf_k=s.rrf_k, rerank_weight=s.rerank_weight,
+                              weaviate_fusion=s.weaviate_fusion)
+    rss_start = _reset_peak_rss()
+    store = EmbeddedStore(data_dir / "scale.sqlite")
+    try:
+        t0 = time.perf_counter()
+        store.dense_search(np.ones(384, dtype=np.float32) / np.sqrt(384), 1)  # loads the matrix
+        load_s = time.perf_counter() - t0
+        vectors = rng.standard_normal((n_queries, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        texts = [" ".join(vocab[i % len(vocab)] for i in rng.zipf(1.2, size=int(rng.integers(2, 7)))) for _ in range(n_queries)]
+        timed: dict[str, list[float]] = {"dense": [], "bm25": [], "retrieve": []}
+        searches = {"dense": lambda v, t: store.dense_search(v, options.candidates),
+                    "bm25": lambda v, t: store.bm25_search(t, options.candidates),
+                    "retrieve": lambda v, t: retrieve(t, store=store, embedder=None, options=options, query_vector=v)}
+        for vector, text in zip(vectors, texts, strict=True):
+            for name, search in searches.items():
+                t0 = time.perf_counter()
+                search(vector, text)
+                timed[name].append((time.perf_counter() - t0) * 1000)
+        chunks = store.counts()["chunks"]
+    finally:
+        store.close()
+    return {"chunks": chunks, "matrix_load_s": round(load_s, 2),
+            **{f"{k}_ms": {"p50": round(percentile(v, 50), 1), "p95": round(percentile(v, 95), 1)} for k, v in timed.items()},
+            "peak_rss_mb": round(_status_mb("VmHWM"), 1), "rss_at_start_mb": round(rss_start, 1)}
+
+
+def _status_mb(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (VmRSS: now, VmHWM: peak), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _reset_peak_rss() -> float:
+    """Start counting the peak RSS from now (Linux: `5` to /proc/self/clear_refs); returns the RSS now.
+    Imports peak higher than a small store needs, so the peak is counted from after them."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+    return _status_mb("VmRSS")
+
+
+def _vocabulary(rng: np.random.Generator) -> list[str]:
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    return ["".join(rng.choice(letters, size=int(rng.integers(3, 11)))) for _ in range(30_000)]
+
+
+def scale(sizes: list[int], n_queries: int, codes: list[str]) -> list[dict]:
+    """Each size built once (vectors given, no model), then served by each copy of the code in `codes`
+    in a fresh process: the store's search latency and memory at sizes no real corpus here reaches."""
+    out = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="ravbot-scale-") as tmp:
+            print(f"scale: building {size:,} chunks ...", file=sys.stderr)
+            built = _child(["--scale-build", str(size), "--data-dir", tmp], str(ROOT))
+            for code in codes:
+                print(f"scale: serving {size:,} chunks, code in {code} ...", file=sys.stderr)
+                served = _child(["--scale-serve", "--data-dir", tmp, "--questions", str(n_queries)], code)
+                out.append({"size": size, "code": code, **built, **served})
+    return out
+
+
+def _child(args: list[str], code: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": code, "RAVBOT_BENCH_CODE": code}
+    done = subprocess.run([sys.executable, __file__, *args], check=True, stdout=subprocess.PIPE, text=True, env=env)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def build_corpus(store, embedder, settings, target_chunks: int, real: bool, seed: int = 0, sentence_vectors=None) -> dict:
@@ -380,6 +490,10 @@ def main(argv: list[str] | None = None) -> dict:
                    help="Stop growing the store-write index after this many seconds (later sizes: not reached).")
     p.add_argument("--compare-code", default="",
                    help="Also run the store-write section on the code in this directory (e.g. an unpacked `git archive HEAD`).")
+    p.add_argument("--scale", default="", help="Also report dense search, BM25, retrieval and memory of the store "
+                   "at these sizes (chunks, vectors given, no model), e.g. 200000,1000000 (minutes each).")
+    p.add_argument("--scale-build", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--scale-serve", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--one-size", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--data-dir", default="", help=argparse.SUPPRESS)
     p.add_argument("--store-child", action="store_true", help=argparse.SUPPRESS)
@@ -387,6 +501,12 @@ def main(argv: list[str] | None = None) -> dict:
 
     if args.one_size:  # child process: one corpus size, result as JSON on stdout
         print(json.dumps(one_size(args.one_size, args.questions, args.real, Path(args.data_dir), args.threads, args.embed_backend)))
+        return {}
+    if args.scale_build:  # child processes of the scale section
+        print(json.dumps(scale_build(args.scale_build, Path(args.data_dir))))
+        return {}
+    if args.scale_serve:
+        print(json.dumps(scale_serve(Path(args.data_dir), args.questions)))
         return {}
     store_sizes = [int(x) for x in args.store_sizes.split(",") if x.strip()] + ([200_000] if args.store_200k else [])
     if args.store_child:  # child process: store writes in the code found first on sys.path
@@ -420,6 +540,9 @@ def main(argv: list[str] | None = None) -> dict:
             env = {**os.environ, "PYTHONPATH": code, "RAVBOT_BENCH_CODE": code}
             out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
             results["store_writes"].append(json.loads(out.strip().splitlines()[-1]))
+    if args.scale:
+        results["scale"] = scale([int(x) for x in args.scale.split(",") if x.strip()], max(20, args.questions),
+                                 ([args.compare_code] if args.compare_code else []) + [str(ROOT)])
     results["corpora"] = []
     for size in [int(s) for s in args.sizes.split(",") if s.strip()]:
         print(f"corpus of ~{size} chunks ...", file=sys.stderr)
@@ -488,6 +611,11 @@ def report(results: dict) -> str:
         lines.append(f"store writes (chunks/s at index size, vectors given) [{w['code']}]: {figures}; "
                      f"commit of {w['chunks']:,} chunks {w['commit_s']} s, file {w['file_mb']} MB, "
                      f"user {w['user_s']} s, sys {w['sys_s']} s")
+    for x in results.get("scale", []):
+        lines.append(f"scale {x['chunks']:,} chunks [{x['code']}] (built in {x['build_s']} s, file {x['file_mb']} MB): "
+                     f"matrix load {x['matrix_load_s']} s; p50/p95 ms dense {x['dense_ms']['p50']}/{x['dense_ms']['p95']}, "
+                     f"BM25 {x['bm25_ms']['p50']}/{x['bm25_ms']['p95']}, retrieve {x['retrieve_ms']['p50']}/{x['retrieve_ms']['p95']}; "
+                     f"peak RSS {x['peak_rss_mb']} MB (no model; {x['rss_at_start_mb']} MB at start)")
     lines.append("")
     for c in results["corpora"]:
         lines.append(f"corpus {c['chunks']} chunks ({'synthetic' if c['synthetic'] else 'real'}, built in {c['build_s']} s), "
