@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
+from pipeline.html import html_to_markdown
 from pipeline.myst import myst_to_markdown
 from pipeline.rst import Include, rst_to_markdown
 from pipeline.text import INLINE_CODE
@@ -33,7 +34,8 @@ def to_markdown(text: str, fmt: str, rel: str = "", site: Site | None = None,
     emphasis markers become plain Markdown;
     links are resolved against the page at `rel`. reStructuredText is first made Markdown
     (`pipeline.rst`; `include` reads the files its `include` directives name), then rendered the
-    same way. The title is front matter's, else the first `#` heading outside code blocks."""
+    same way. HTML is read by `pipeline.html` (the page's main text, its <title>). The title is front
+    matter's, else the first `#` heading outside code blocks."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if fmt in ("markdown", "html"):
         meta, text = split_front_matter(text)
@@ -48,34 +50,6 @@ def to_markdown(text: str, fmt: str, rel: str = "", site: Site | None = None,
         title = " ".join(str(title).split()) if isinstance(title, (str, int, float)) else ""
         return text, title or markdown_title(text)
     return text, ""
-
-
-def html_to_markdown(html: str) -> tuple[str, str]:
-    """Main text of an HTML page: headings as `#` lines, block elements as paragraphs; scripts, navigation dropped."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "lxml")
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    for tag in soup(["script", "style", "nav", "header", "footer", "aside", "noscript", "form", "svg"]):
-        tag.decompose()
-    root = soup.find("main") or soup.find("article") or soup.body or soup
-    blocks = []
-    for el in root.find_all(["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td", "blockquote", "dd", "dt"]):
-        if el.find_parent(["li", "blockquote", "td"]) and el.name in ("p",):
-            continue
-        words = el.get_text(" ", strip=True)
-        if not words:
-            continue
-        if el.name[0] == "h" and el.name[1:].isdigit():
-            blocks.append("#" * int(el.name[1]) + " " + words)
-        elif el.name == "li":
-            blocks.append("- " + words)
-        else:
-            blocks.append(words)
-    if not title:
-        h1 = root.find("h1")
-        title = h1.get_text(" ", strip=True) if h1 else ""
-    return "\n\n".join(blocks), title
 
 
 # --------------------------------------------------------------------------- documentation sites
