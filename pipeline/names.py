@@ -174,6 +174,23 @@ def spelled_alike(a: str, b: str) -> bool:
     return key(a) == key(b)
 
 
+_NOT_INITIALS = frozenset("of and the for on in to a an &".split())
+
+
+def abbreviates(a: str, b: str) -> bool:
+    """Whether one name is the other's acronym, words both start with aside: "GPL" / "General Public
+    License", "GNU GPL" / "GNU General Public License", "EAP" / "Employee Assistance Program"."""
+    short, long = sorted((a.split(), b.split()), key=lambda w: len(" ".join(w)))
+    while short and long and short[0].lower() == long[0].lower():
+        short, long = short[1:], long[1:]
+    if len(short) != 1 or len(long) < 2:
+        return False
+    letters = short[0]
+    if not (2 <= len(letters) <= 8 and letters.isalpha() and sum(c.isupper() for c in letters) >= 2):
+        return False
+    return "".join(w[0] for w in long if w.lower() not in _NOT_INITIALS).lower() == letters.lower()
+
+
 def halves(name: str) -> list[tuple[str, str]]:
     """The ways a proper name of four or more words splits into two names of two or more words each:
     "Commit Queue GitHub Action" → ("Commit Queue", "GitHub Action"), ("Commit Queue GitHub", "Action")

@@ -8,7 +8,7 @@ import pytest
 from pipeline import numbers
 from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
-from pipeline.verify import align, details, meaning, rivals, roles
+from pipeline.verify import align, details, flips, meaning, rivals, roles
 from pipeline.verify import lemmas as lemmas_mod
 from pipeline.verify.candidates import evidence_candidates, field_entry, whole_item, whole_list
 from pipeline.verify.opposites import opposed
@@ -146,7 +146,7 @@ def test_asserted_sets_conditions_aside_but_keeps_unless(text, kept):
      "Ignored files in all child directories will be excluded from the package.", ""),
 ])
 def test_flipped_reads_negation_and_opposites_in_context(claim, evidence, flip):
-    found = meaning.flipped(claim, [evidence])
+    found = flips.flipped(claim, [evidence])
     assert (found == "") == (flip == "") and flip in found, found
 
 
@@ -170,7 +170,7 @@ def test_flipped_reads_negation_and_opposites_in_context(claim, evidence, flip):
     ("The option keeps the route out of the schema.", "return schemas.Response(route=route) schema = [", ""),
 ])
 def test_flipped_reads_opposites_from_the_lexicon_prefixes_and_errors(claim, evidence, flip):
-    found = meaning.flipped(claim, [evidence])
+    found = flips.flipped(claim, [evidence])
     assert (found == "") == (flip == "") and flip in found, found
 
 
@@ -250,11 +250,11 @@ def test_quoted_values_and_concessions_are_no_negation():
      "Do not abuse the `edit` command in Slack to delete your message by replacing it with null content."),
 ])
 def test_the_same_negation_parsed_differently_is_no_flip(claim, evidence):
-    assert meaning.flipped(claim, [evidence]) == ""
+    assert flips.flipped(claim, [evidence]) == ""
 
 
 def test_a_flipped_need_is_still_a_flip():
-    assert meaning.flipped("You need to wait until the issue is resolved.",
+    assert flips.flipped("You need to wait until the issue is resolved.",
                            ["There is no need to wait until the issue is resolved to award."]) != ""
 
 
@@ -277,14 +277,14 @@ def test_a_kind_of_thing_is_not_the_general_thing():
     evidence = ["If you leave GSA, any unused travel comp time will be forfeited.",
                 "If you leave GSA, your comp time will be paid out."]
     # "paid out" and "forfeited" are opposites; what is said of "comp time" is not said of "travel comp time"
-    assert meaning.flipped("Any unused travel comp time is also paid out when you leave GSA.", evidence) != ""
-    assert meaning.flipped("If you leave GSA, your comp time is paid out.", evidence) == ""
-    assert meaning.flipped("Any unused travel comp time is forfeited when you leave GSA.", evidence) == ""
+    assert flips.flipped("Any unused travel comp time is also paid out when you leave GSA.", evidence) != ""
+    assert flips.flipped("If you leave GSA, your comp time is paid out.", evidence) == ""
+    assert flips.flipped("Any unused travel comp time is forfeited when you leave GSA.", evidence) == ""
 
 
 def test_a_clause_with_its_own_negation_keeps_it():
     # spaCy reads "paid" as a clause of "lose"; two negations there are not a double negative
-    assert meaning.flipped("Sick leave isn't paid out, but you won't lose it.",
+    assert flips.flipped("Sick leave isn't paid out, but you won't lose it.",
                            ["- Your Sick Leave will not be paid out; however, you will not lose it."]) == ""
 
 
@@ -485,9 +485,9 @@ def test_a_range_run_the_other_way_is_reversed():
 
 def test_another_code_terms_entry_flips_nothing():
     entry = "`KEEP_TEMP` (new in version 2.1): Keep the temporary files of the build."
-    assert meaning.flipped("NO_CLEANUP tells the tool not to keep the temporary files of the build.", [entry]) == ""
+    assert flips.flipped("NO_CLEANUP tells the tool not to keep the temporary files of the build.", [entry]) == ""
     # the entry of the claim's own term does
-    assert meaning.flipped("KEEP_TEMP tells the tool not to keep the temporary files of the build.", [entry]) != ""
+    assert flips.flipped("KEEP_TEMP tells the tool not to keep the temporary files of the build.", [entry]) != ""
 
 
 def test_a_placeholder_is_one_word_to_the_parser():
@@ -495,13 +495,13 @@ def test_a_placeholder_is_one_word_to_the_parser():
         "older than the _min_ version, see _path_to_source_"
     claim = "Any build tool older than the <min> version stops processing the project and reports an error."
     evidence = "If the running version of the tool is lower than the `<min>` version it will stop processing the project and report an error."
-    assert meaning.flipped(claim, [evidence]) == ""
+    assert flips.flipped(claim, [evidence]) == ""
 
 
 def test_a_negation_after_a_semicolon_is_its_own_statement():
     claim = "Inside a loop some of its effects are limited to the loop; for example, LOOP_VAR is not set outside it."
     evidence = "Calling it inside a loop limits some effects to the loop. For example, the LOOP_VAR variable won't be set outside it."
-    assert meaning.flipped(claim, [evidence]) == ""
+    assert flips.flipped(claim, [evidence]) == ""
 
 
 @pytest.mark.parametrize(("text", "negative"), [
@@ -608,8 +608,8 @@ def test_a_pronoun_subject_stands_for_the_subject_before_it():
     source = ("Their syntax is a subset of Requirements Files, with several kinds of syntax not allowed: "
               "constraints must have a name, they cannot be editable, and they cannot specify extras.")
     claim = "Every constraint must have a name, and constraints can be editable but cannot specify extras."
-    assert meaning.flipped(claim, [source]) == "they cannot be editable"
-    assert meaning.flipped("Constraints must have a name and cannot be editable.", [source]) == ""
+    assert flips.flipped(claim, [source]) == "they cannot be editable"
+    assert flips.flipped("Constraints must have a name and cannot be editable.", [source]) == ""
 
 
 def test_a_verb_joined_by_or_shares_the_negation_before_it():
@@ -638,7 +638,7 @@ def test_no_longer_negates_the_verb_it_qualifies():
 def test_a_word_after_a_slash_is_said_as_the_one_before_it():
     source = "Confirm the steward agrees to keep the information confidential and not to use/disclose to their employer."
     claim = "The steward will keep the information confidential and will not use it or disclose it to their employer."
-    assert meaning.flipped(claim, [source]) == ""
+    assert flips.flipped(claim, [source]) == ""
     doc = meaning.parse(source)
     assert {t.text: meaning._negated(t) for t in meaning._predicates(doc)}["disclose"]
 
@@ -652,16 +652,16 @@ def test_a_verb_joined_to_a_negating_verb_is_not_under_it():
 def test_an_embedded_question_and_a_list_of_what_there_is_assert_no_negation():
     claim = "Responders can fix the immediate problem without worrying about whether the work is billable."
     source = "Responders are entitled to fix the immediate problem, whether or not the work is billable."
-    assert meaning.flipped(claim, [source]) == ""
+    assert flips.flipped(claim, [source]) == ""
     claim = "A repository is inactive if there have been no new commits or comments on issues or pull requests for a while."
     source = "A repository is inactive if there haven't been any new commits or comments on issues or pull requests in a while."
-    assert meaning.flipped(claim, [source]) == ""
+    assert flips.flipped(claim, [source]) == ""
 
 
 def test_a_verb_that_removes_the_need_negates_what_is_needed():
     source = "By providing a permanent identifier, we reduce the need for userland code to inspect error messages."
-    assert meaning.flipped("Userland code no longer needs to inspect error messages.", [source]) == ""
-    assert meaning.flipped("Userland code still needs to inspect error messages.", [source]) != ""
+    assert flips.flipped("Userland code no longer needs to inspect error messages.", [source]) == ""
+    assert flips.flipped("Userland code still needs to inspect error messages.", [source]) != ""
 
 
 def test_two_code_names_of_one_make_compare_their_context_by_stem():
@@ -671,3 +671,74 @@ def test_two_code_names_of_one_make_compare_their_context_by_stem():
     # a proper name is compared word for word, as before
     sentence = "The tool will also honour Google Meet."
     assert rivals.name_in_place("The tool also honours the Microsoft Teams setting.", sentence, sentence) == ("", "")
+
+
+def test_a_hedged_reply_before_a_colon_negates_nothing_after_it():
+    from pipeline.verify import polarity
+
+    assert not polarity.negated("Not necessarily: it is easy to write the missing wrapper yourself.")
+    assert not polarity.negated("Not by default: you have to turn it on.")
+    assert polarity.negated("Not all options are supported: see the list.")  # a statement, not a reply
+    assert details.unstated_details("Not necessarily: the wrapper is easy to write.", ["The wrapper is easy to write."]) == ""
+
+
+def test_there_is_nothing_to_do_negates_the_doing():
+    assert meaning.negation_scopes("There's nothing extra to install.") == [("There 's extra", frozenset({"install"}))]
+    source = ["vgdb is provided as part of the distribution.", "You do not need to install it separately."]
+    from pipeline.verify import polarity
+
+    assert not polarity._negation_differs("vgdb comes with the distribution, so there's nothing extra to install.",
+                                          " ".join(source), source)
+
+
+def test_a_statement_about_some_of_a_thing_does_not_flip_one_about_the_thing():
+    source = ["This is the access that made Helgrind realise that Helgrind is reporting a race."]
+    assert flips.flipped("Helgrind never reports a race where both accesses are reads.", source) == ""
+    assert flips.flipped("Helgrind never reports a race.", source) != ""
+
+
+def test_a_verb_switched_on_is_the_opposite_of_it_switched_off():
+    source = ["By contrast with normal use, you probably do want to turn optimisation on."]
+    assert flips.flipped("You should turn optimisation off.", source) == "to turn optimisation on"
+    assert flips.flipped("You should turn optimisation on.", source) == ""
+
+
+def test_words_that_attribute_a_statement_to_the_documents_add_nothing():
+    assert details.unstated_details("The manual's general advice is to avoid memory recycling.", ["Avoid memory recycling."]) == ""
+    assert details.unstated_details("The README explains that you can run it straight from the build tree.",
+                                    ["You can run it straight from the build tree."]) == ""
+
+
+def test_a_bound_after_never_and_leaving_out_read_as_they_mean():
+    from pipeline.verify import polarity
+
+    assert not polarity.negated("So a threaded program never uses more than one CPU at once.")
+    assert polarity.negated("Use --fn-skip to leave a dispatcher function out of the call graph.")
+    assert polarity.negated("Another way is to simply leave out given functions in the call graph.")
+
+
+def test_a_negated_result_clause_does_not_negate_the_advice_before_it():
+    claim = "You can copy the headers into your own include directory so the build doesn't depend on Valgrind."
+    source = ["You are encouraged to copy the valgrind/*.h headers into your project's include directory, "
+              "so your program doesn't have a compile-time dependency on Valgrind being installed."]
+    assert flips.flipped(claim, source) == ""
+    assert flips.flipped("You must not copy the headers into your own include directory.", source) != ""
+
+
+def test_a_negation_about_earlier_versions_is_no_flip_of_one_about_now():
+    from pipeline.verify import polarity
+
+    sentence = "For example, earlier versions of Cachegrind didn't have a branch predictor simulation."
+    assert not polarity._negation_differs("Cachegrind can also simulate branch prediction.", sentence, [sentence])
+    now = "Cachegrind doesn't have a branch predictor simulation."
+    assert polarity._negation_differs("Cachegrind has a branch predictor simulation.", now, [now])
+
+
+def test_a_name_written_out_is_no_rival_of_its_acronym():
+    from pipeline.names import abbreviates
+
+    assert abbreviates("GPL", "General Public License") and abbreviates("GNU GPL", "GNU General Public License")
+    assert abbreviates("EAP", "Employee Assistance Program") and not abbreviates("GPL", "Google Public License Tool")
+    sentence = "Valgrind is licensed under the GNU General Public License, version 2."
+    assert rivals.name_in_place("Valgrind is licensed under the GNU GPL version 2.", sentence, sentence) == ("", "")
+    assert rivals.name_in_place("Valgrind is licensed under the GNU Lesser License version 2.", sentence, sentence) != ("", "")

@@ -18,7 +18,7 @@ from pipeline.text import (
     TERM,
     terms,
 )
-from pipeline.verify import details, meaning, polarity, rivals, roles
+from pipeline.verify import details, flips, meaning, polarity, rivals, roles
 from pipeline.verify.candidates import _overlap_key, content_words, evidence_candidates
 from pipeline.verify.polarity import DOWN_WORDS, UP_WORDS, _negation_differs, direction, negated  # noqa: F401 (re-exported)
 
@@ -260,7 +260,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
         rival = rivals.heading_rival(a.invented, evidence[a.evidence_index], claim)
         if rival:
             a.name, a.name_rival = a.invented, rival
-    a.flip = (meaning.flipped(claim, about) or roles.swapped(claim, about) or roles.reversed_order(claim, about)
+    a.flip = (flips.flipped(claim, about) or roles.swapped(claim, about) or roles.reversed_order(claim, about)
               or roles.preference_reversed(claim, about)
               or polarity.condition_flipped(claim, about) or polarity.restriction_flipped(claim, about))
     a.extra = details.unstated_details(claim, passages, given) if a.cited else ""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from pipeline.text import stem, words
 from pipeline.verify.lemmas import lemmas
-from pipeline.verify.meaning import CONTENT_POS, parse
+from pipeline.verify.meaning import ANSWER_WORD, CONTENT_POS, parse
 
 # Words an answer adds while paraphrasing that state nothing new.
 _GENERIC = frozenset(
@@ -21,7 +21,8 @@ _GENERIC = frozenset(
     "called call calls known name named available new first etc well one ones idea chance opportunity "
     # … and words that attribute a statement to the documents ("the docs suggest running …")
     "docs doc documentation documents say says suggest suggests recommend recommends recommended according "
-    "mention mentions mentioned describe describes described".split()
+    "mention mentions mentioned describe describes described manual manuals readme faq advice advise advises "
+    "explain explains explained state states warn warns".split()
 )
 
 
@@ -35,7 +36,7 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
         for w in words(text):
             known.add(w)
             known.add(stem(w))
-    doc = parse(claim)
+    doc = parse(ANSWER_WORD.sub("", claim))  # "Not necessarily: …" answers the question; the claim follows
     content = [t for t in doc if t.pos_ in CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
                and any(c.isalpha() for c in t.text) and len(t.text) > 2]
 

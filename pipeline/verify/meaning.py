@@ -1,8 +1,8 @@
-"""Checks of what a claim *means* against its aligned evidence, beyond its numbers: a name the evidence
-has in the claim's place, a predicate whose polarity or direction is flipped, and content the claim
-adds that no evidence passage states. Each check returns the words a footnote quotes, or ''.
+"""What a sentence *means*, read from its spaCy parse: its predicates and whether each is negated, its
+conditions and the clauses it asserts, what each negation governs, and a predicate's arguments and
+subject. The flip check (`pipeline.verify.flips`), the role checks (`roles`) and polarity read them.
 
-All three read spaCy parses (cached by text) and plain strings; none does I/O or decides a label.
+Parses are cached by text; nothing here does I/O or decides a label.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import functools
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from pipeline.text import NEGATION_WORDS, NEGATIONS, SELF_NEGATING
-from pipeline.verify.opposites import OPPOSITE, opposed
+from pipeline.verify.opposites import OPPOSITE
 
 # "raises an error" is how documentation says a call fails.
 _FAILURES = frozenset({"error", "exception"})
@@ -25,13 +25,16 @@ _LIGHT = frozenset("be have do can could may might must shall should will would 
 _LESSENING = frozenset({"reduce", "eliminate", "remove", "lessen", "minimize", "minimise", "obviate"})
 _NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no" as a determiner: below)
 # A leading answer word ("No, X isn't Y", "Not always: …") is no negation of the statement after it.
+# (… and a hedged one before a colon or a comma: "Not necessarily: …", "Not by default, …", "Partly: …")
 ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really|(?:usually|generally|normally|"
-                         r"typically|probably|mostly|often|rarely|certainly|definitely|absolutely|unfortunately) (?:not|no|yes))"
+                         r"typically|probably|mostly|often|rarely|certainly|definitely|absolutely|unfortunately) (?:not|no|yes)"
+                         r"|not (?:necessarily|by default|directly|entirely|automatically|yet|as such|on its own|out of the box"
+                         r"|in general|usually|always|completely|fully)|partly|partially|mostly|in short|short answer)"
                          r"\b[,:;.!]\s*", re.IGNORECASE)
 # Negation words that negate nothing where they stand: "no matter which directory", "not only … but",
 # a bound ("no more than 72 characters"), and a "not" that sets an alternative aside after a comma, as
 # "rather than" does ("They land in pip's HTTP cache, not its wheel cache": they land somewhere).
-NOT_NEGATING = re.compile(r"\b(?:no matter|not only|(?:no|not) (?:more|less|fewer|later|earlier|longer|greater|sooner) than)\b"
+NOT_NEGATING = re.compile(r"\b(?:no matter|not only|(?:no|not|never(?: \w+){0,2}) (?:more|less|fewer|later|earlier|longer|greater|sooner) than)\b"
                           r"|(?<=, )not(?= (?:the|its|a|an|their|your|our|his|her|this|that|these|those)\b)",
                           re.IGNORECASE)
 # An exception after a negation makes it a restriction: "never needed for any reason other than X" says
@@ -136,6 +139,8 @@ def _negated(token, unless: bool = True) -> bool:
             count += 1
         if t.dep_ == "ccomp" and any(c.dep_ == "neg" for c in t.children):
             break  # a clause with its own negation: "Sick Leave will not be paid out; however, you will not lose it"
+        if t.dep_ == "ccomp" and t.i < head.i and any(c.lower_ in _SO for c in head.children):
+            break  # a result the parser made the head: "You may copy X, so your program doesn't depend on Y"
         if t.dep_ == "acl" and t.tag_ in ("VBN", "VBG"):
             count += any(c.dep_ == "det" and c.lower_ == "no" for c in head.children)  # "no activity keeping it"
             break  # a participle describing a noun ("not required to implement scripts run with npm run")
@@ -149,6 +154,7 @@ def _negated(token, unless: bool = True) -> bool:
     return count % 2 == 1
 
 
+_SO = frozenset({"so", "thus", "therefore", "hence"})
 _REJECTING = ("instead of", "in lieu of", "rather than")
 
 
@@ -181,7 +187,8 @@ def asserted(text: str) -> str:
     step label is dropped."""
     text = _LABEL.sub("", text, count=1)
     doc = parse(text)
-    drop = conditions(doc) | {w.i for t in doc if t.dep_ == "relcl" for w in t.subtree}
+    drop = conditions(doc) | {w.i for t in doc if t.dep_ == "relcl" and t.head.lower_ not in NEGATION_WORDS
+                              for w in t.subtree}  # "nothing extra to install": what there is none of stays
     if not drop:
         return text
     original = doc.user_data.get("text", doc.text)  # its own spacing: "--no-save" stays one word
@@ -273,6 +280,8 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
                 if c.dep_ in _CORE_DEPS and c.i != t.i and c.pos_ not in ("PRON", "DET")}
         if head.i != t.i and _lemma(head) not in _LIGHT:
             core.add(head.lemma_.lower())
+        if not core and t.pos_ == "PRON":  # "there's nothing extra to install": what there is none of to do
+            core = {c.lemma_.lower() for c in t.children if c.dep_ in ("relcl", "acl")}
         core = {w for w in core if w.isalpha() and w not in _NEG_CUES}
         if kept and core:
             scopes.append((" ".join(w.text for w in kept), frozenset(core)))
@@ -288,7 +297,7 @@ def _in_quotes(token) -> bool:
 
 def _idiom(token) -> bool:
     """Whether a negation word is part of an idiom that negates nothing (`NOT_NEGATING`)."""
-    following = " ".join(t.lower_ for t in token.doc[token.i + 1:token.i + 3])
+    following = " ".join(t.lower_ for t in token.doc[token.i + 1:token.i + 5])
     before = ", " if token.i > 0 and token.doc[token.i - 1].text == "," else ""
     return bool(NOT_NEGATING.match(f"{before}{token.lower_} {following}", len(before)))
 
@@ -400,101 +409,3 @@ def _subject_words(token) -> set[str]:
         subject = next((t for t in reversed(token.doc[:subject.i]) if t.dep_ in ("nsubj", "nsubjpass")
                         and t.tag_ in ("NNS", "NNPS")), subject)
     return set() if subject is None else {_word(w) for w in subject.subtree if w.pos_ in CONTENT_POS and not w.is_stop}
-
-
-
-def _clause(token, limit: int = 20) -> str:
-    """The source's own words for a predicate: its clause (subject, negation, auxiliaries, complements),
-    cut after `limit` words."""
-    doc = token.doc
-    head = token.head if token.dep_ in ("acomp", "xcomp", "attr") and token.head.lemma_ in _LIGHT else token
-    span = [t.i for t in token.subtree] + [c.i for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "neg", "aux", "auxpass")]
-    span += [t.i for c in head.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree]
-    if token.dep_ == "mark":  # "before" introducing a clause: the clause it introduces
-        span = [token.i, *(t.i for t in token.head.subtree if t.i > token.i)]
-    left, right = min(span), max(span) + 1
-    right = min(right, left + limit)
-    while right > left + 1 and doc[right - 1].is_punct:
-        right -= 1
-    return doc.user_data.get("text", doc.text)[doc[left].idx:doc[right - 1].idx + len(doc[right - 1].text)]
-
-
-def flipped(claim: str, sentences: Iterable[str]) -> str:
-    """The evidence's words where a predicate of the claim is negated, or replaced by its opposite,
-    about the same thing, or ''.
-
-    'plugins are designed to not perform any I/O' flips 'plugins perform I/O'. "The same thing": the
-    two share a word of their clauses besides the predicate, and a subject both name has a word in
-    common. A flip counts only where no sentence states that predicate the claim's way."""
-    if EXCEPTION.search(claim):
-        return ""
-    claim_doc = parse(ANSWER_WORD.sub("", claim))
-    claim_conditions = conditions(claim_doc, unless=True)
-    claim_condition_count = condition_count(claim_doc, unless=False)
-    sentence_docs = [(d, conditions(d, unless=True)) for d in (parse(s) for s in sentences if s and not EXCEPTION.search(s))]
-    for t in _predicates(claim_doc):
-        lemma = _lemma(t)
-        readings = (_negated(t), _negated(t, unless=False))
-        arguments = _arguments(t)
-        agree, disagree = False, None
-        for doc, doc_conditions in sentence_docs:
-            for e in _predicates(doc):
-                if t.i in claim_conditions and e.i not in doc_conditions:
-                    continue  # a condition ("if you want it written") asserts nothing an assertion can flip
-                e_lemma = _lemma(e)
-                if e_lemma == lemma:
-                    same = True
-                elif opposed(lemma, e_lemma, t.pos_ if t.pos_ == e.pos_ else ""):
-                    same = False
-                else:
-                    continue
-                # a claim's "unless" is "if not" against a sentence with a condition of its own ("follows
-                # links when told to"); against one without, it may add an exception: a flip only if it
-                # flips either way ("not available unless exported" agrees with "not available")
-                conditional = condition_count(doc) > claim_condition_count
-                flips = all((_negated(e) != negated) == same for negated in (readings[:1] if conditional else readings))
-                if _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
-                    continue  # a name in quotes, a keyword of code, or the same verb about something else
-                if lemma in _ORDER and not _governed(t) & _governed(e):
-                    continue  # "back up before you upgrade" says "upgrade after backing up": other events ordered
-                if not _same_subject(t, e, arguments, _arguments(e)):
-                    continue  # another subject's predicate ("award leave" / "annual leave")
-                if not flips:
-                    agree = True
-                elif not _defines_another_term(claim, _sentence_of(e)):  # "`USE_SOURCE_PERMISSIONS`: Transfer the
-                    disagree = disagree or e  # permissions" says nothing against NO_SOURCE_PERMISSIONS
-        if disagree is not None and not agree:
-            return _clause(disagree)
-    return ""
-
-
-_TERM_ENTRY = re.compile(r"^\W{0,2}`(?P<code>[^`\n]{1,60})`(?:\s*\([^)\n]{0,40}\))?:\s")  # a code term's entry
-
-
-def _sentence_of(token) -> str:
-    """The sentence of the parsed text (`pipeline.text.markdown_sentences`) that holds `token`; the
-    parser's own boundaries cut a term's entry ("`--keep` (new in 2.1):" / "Keep the files.")."""
-    from pipeline.text import markdown_sentences
-
-    text, start = token.doc.user_data.get("text", token.doc.text), 0
-    for sentence in markdown_sentences(text):
-        found = text.find(sentence, start)
-        if found < 0:
-            break
-        if found <= token.idx < found + len(sentence):
-            return sentence
-        start = found + len(sentence)
-    return token.sent.text
-
-
-@functools.lru_cache(maxsize=1024)
-def _defines_another_term(claim: str, sentence: str) -> bool:
-    """Whether `sentence` is the entry of a code term ("`USE_SOURCE_PERMISSIONS` (new in version
-    3.20): Transfer the permissions …", "`--dry-run`: Report what would be done") that the claim does
-    not name, while the claim names something the entry does not: its predicates are another term's."""
-    from pipeline.names import mentions, names
-
-    match = _TERM_ENTRY.match(sentence)
-    if not match:
-        return False
-    return not mentions(match.group("code"), claim) and any(not mentions(n.text, sentence) for n in names(claim))

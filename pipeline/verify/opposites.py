@@ -1,6 +1,6 @@
 """Which predicates are opposites: a small lexicon of antonym pairs ("allow"/"forbid",
 "required"/"optional", "before"/"after") and the negating prefixes ("unsafe"/"safe"). The flip check
-(`pipeline.verify.meaning.flipped`) reads it; a pure lookup, no parse.
+(`pipeline.verify.flips.flipped`) reads it; a pure lookup, no parse.
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ _QUOTED = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
 _NOT_A_NEGATION = re.compile(r"\b\w+_\w+\b|\b(?:the|a|an|this|that) (?:lack|absence) of\b", re.IGNORECASE)
 
 
-# "keeps X out of Y", "leaves X out of Y": X is not in Y, said without a negation word.
-_KEPT_OUT = re.compile(r"\b(?:keep|keeps|kept|keeping|leave|leaves|leaving)\b(?=[^.;:]{0,60}?\bout of\b)", re.IGNORECASE)
+# "keeps X out of Y", "leaves X out of Y", "leaves out X": X is not in Y, said without a negation word.
+_KEPT_OUT = re.compile(r"\b(?:keep|keeps|kept|keeping|leave|leaves|leaving)\b(?=\s+out\b|[^.;:]{0,60}?\bout of\b)", re.IGNORECASE)
 
 
 def negated(text: str, unless: bool = True) -> bool:
@@ -108,6 +108,8 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
         return False  # the common case, decided without a parse
     if any(restated_by_opposite(claim, s) for s in focus):
         return False  # "keeps the package" / "not to remove the package"
+    if all(bool(_THEN.search(s)) != bool(_THEN.search(claim)) for s in focus):
+        return False  # "earlier versions didn't have a branch predictor": then, not now
     stated = [s for s in focus if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
     asserts_negative = negated(meaning.asserted(claim), unless)
     if not stated or not all(negative != negated(s) and asserts_negative != negated(meaning.asserted(s))
@@ -118,6 +120,12 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
         sentences = [s for text in evidence for s in markdown_sentences(text)] or markdown_sentences(sentence)
         return not scopes or any(_unbacked(words, core, sentences) for words, core in scopes)  # no scope: "unless"
     return True
+
+
+# A statement about an earlier time ("earlier versions of X didn't have Y", "X used to …"): no flip of
+# one about now.
+_THEN = re.compile(r"\b(?:earlier|older|previous|prior|past|old) (?:versions?|releases?)\b|\bprior to (?:version |v)?\d"
+                   r"|\bbefore (?:version |v)\d|\bused to\b|\bin the past\b|\bformerly\b|\bhistorically\b", re.IGNORECASE)
 
 
 def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> bool:

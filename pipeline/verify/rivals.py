@@ -37,8 +37,9 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     for name in claim_names:
         left, right = _context(claim, name.start, name.start + len(name.text))
         for rival in rivals:
-            if rival.kind != name.kind and not (rival.kind == "code" or name.kind == "code"):
-                continue
+            if rival.kind != name.kind and not (rival.kind == "code" or name.kind == "code") \
+                    or namelib.abbreviates(name.text, rival.text):
+                continue  # another kind of name, or the same name written out ("GPL" / "General Public License")
             r_left, r_right = _context(sentence, rival.start, rival.start + len(rival.text))
             score = _context_score(left, right, r_left, r_right)
             if name.kind == rival.kind == "code" and _marks(name.text) == _marks(rival.text):

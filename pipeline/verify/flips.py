@@ -1,0 +1,160 @@
+"""Flips: where the evidence negates a predicate of the claim, or states its opposite, about the same
+thing ("plugins are designed to not perform any I/O" against "plugins perform I/O"), with the source's
+words for the footnote. Reads spaCy parses (`pipeline.verify.meaning.parse`, cached); no I/O, no label.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+from pipeline.verify.meaning import (
+    _LIGHT,
+    _ORDER,
+    ANSWER_WORD,
+    CONTENT_POS,
+    EXCEPTION,
+    _arguments,
+    _code,
+    _governed,
+    _lemma,
+    _negated,
+    _own_clause,
+    _predicates,
+    _quoted,
+    _same_arguments,
+    _same_subject,
+    _word,
+    condition_count,
+    conditions,
+    parse,
+)
+from pipeline.verify.opposites import opposed
+
+
+def _clause(token, limit: int = 20) -> str:
+    """The source's own words for a predicate: its clause (subject, negation, auxiliaries, complements),
+    cut after `limit` words."""
+    doc = token.doc
+    head = token.head if token.dep_ in ("acomp", "xcomp", "attr") and token.head.lemma_ in _LIGHT else token
+    span = [t.i for t in token.subtree] + [c.i for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "neg", "aux", "auxpass")]
+    span += [t.i for c in head.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree]
+    if token.dep_ == "mark":  # "before" introducing a clause: the clause it introduces
+        span = [token.i, *(t.i for t in token.head.subtree if t.i > token.i)]
+    left, right = min(span), max(span) + 1
+    right = min(right, left + limit)
+    while right > left + 1 and doc[right - 1].is_punct:
+        right -= 1
+    return doc.user_data.get("text", doc.text)[doc[left].idx:doc[right - 1].idx + len(doc[right - 1].text)]
+
+
+def flipped(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's words where a predicate of the claim is negated, or replaced by its opposite,
+    about the same thing, or ''.
+
+    'plugins are designed to not perform any I/O' flips 'plugins perform I/O'. "The same thing": the
+    two share a word of their clauses besides the predicate, and a subject both name has a word in
+    common. A flip counts only where no sentence states that predicate the claim's way."""
+    if EXCEPTION.search(claim):
+        return ""
+    claim_doc = parse(ANSWER_WORD.sub("", claim))
+    claim_conditions = conditions(claim_doc, unless=True)
+    claim_condition_count = condition_count(claim_doc, unless=False)
+    sentence_docs = [(d, conditions(d, unless=True)) for d in (parse(s) for s in sentences if s and not EXCEPTION.search(s))]
+    for t in _predicates(claim_doc):
+        lemma = _lemma(t)
+        readings = (_negated(t), _negated(t, unless=False))
+        arguments = _arguments(t)
+        agree, disagree = False, None
+        for doc, doc_conditions in sentence_docs:
+            for e in _predicates(doc):
+                if t.i in claim_conditions and e.i not in doc_conditions:
+                    continue  # a condition ("if you want it written") asserts nothing an assertion can flip
+                e_lemma = _lemma(e)
+                if e_lemma == lemma:
+                    same = _switch(t) == _switch(e) or not (_switch(t) and _switch(e))  # "turn it on" / "turn it off"
+                elif opposed(lemma, e_lemma, t.pos_ if t.pos_ == e.pos_ else ""):
+                    same = False
+                else:
+                    continue
+                # a claim's "unless" is "if not" against a sentence with a condition of its own ("follows
+                # links when told to"); against one without, it may add an exception: a flip only if it
+                # flips either way ("not available unless exported" agrees with "not available")
+                conditional = condition_count(doc) > claim_condition_count
+                flips = all((_negated(e) != negated) == same for negated in (readings[:1] if conditional else readings))
+                if _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
+                    continue  # a name in quotes, a keyword of code, or the same verb about something else
+                if lemma in _ORDER and not _governed(t) & _governed(e):
+                    continue  # "back up before you upgrade" says "upgrade after backing up": other events ordered
+                if not _same_subject(t, e, arguments, _arguments(e)):
+                    continue  # another subject's predicate ("award leave" / "annual leave")
+                if flips and (_narrower(t, e) or _narrower(e, t)):
+                    continue  # "never reports a race where both accesses are reads" / "is reporting a race"
+                if not flips:
+                    agree = True
+                elif not _defines_another_term(claim, _sentence_of(e)):  # "`USE_SOURCE_PERMISSIONS`: Transfer the
+                    disagree = disagree or e  # permissions" says nothing against NO_SOURCE_PERMISSIONS
+        if disagree is not None and not agree:
+            return _clause(disagree)
+    return ""
+
+
+def _switch(token) -> str:
+    """"on" or "off" where a verb is switched by it ("turn optimisation off", "switch it on"), else ''."""
+    for c in token.children:
+        if c.lower_ in ("on", "off") and (c.dep_ == "prt" or c.dep_ == "prep" and not any(g.dep_ == "pobj" for g in c.children)):
+            return c.lower_
+    return ""
+
+
+_RELATIVE = frozenset({"where", "which", "whose", "who", "whom"})
+
+
+def _narrower(a, b) -> bool:
+    """Whether predicate `a` or an argument of it is restricted by a clause of its own ("a race where both
+    accesses are reads", "files that are not tracked") that `b`'s clause does not state: a statement about
+    some of a thing neither repeats nor flips one about the thing. (A relative clause the parser hung on
+    the verb counts too: "where …" read as its complement.)"""
+    said = {_word(w) for w in _own_clause(b)} | {_word(w) for w in b.subtree}
+    clauses = [c for argument in a.children if argument.dep_ in ("dobj", "attr", "nsubj", "nsubjpass")
+               for c in argument.children if c.dep_ in ("relcl", "acl")]
+    clauses += [c for c in a.children if c.dep_ in ("ccomp", "advcl", "relcl")
+                and any(w.lower_ in _RELATIVE for w in c.subtree)]
+    for clause in clauses:
+        words = {_word(w) for w in clause.subtree if w.pos_ in CONTENT_POS and not w.is_stop}
+        if words - said:
+            return True
+    return False
+
+
+_TERM_ENTRY = re.compile(r"^\W{0,2}`(?P<code>[^`\n]{1,60})`(?:\s*\([^)\n]{0,40}\))?:\s")  # a code term's entry
+
+
+def _sentence_of(token) -> str:
+    """The sentence of the parsed text (`pipeline.text.markdown_sentences`) that holds `token`; the
+    parser's own boundaries cut a term's entry ("`--keep` (new in 2.1):" / "Keep the files.")."""
+    from pipeline.text import markdown_sentences
+
+    text, start = token.doc.user_data.get("text", token.doc.text), 0
+    for sentence in markdown_sentences(text):
+        found = text.find(sentence, start)
+        if found < 0:
+            break
+        if found <= token.idx < found + len(sentence):
+            return sentence
+        start = found + len(sentence)
+    return token.sent.text
+
+
+@functools.lru_cache(maxsize=1024)
+def _defines_another_term(claim: str, sentence: str) -> bool:
+    """Whether `sentence` is the entry of a code term ("`USE_SOURCE_PERMISSIONS` (new in version
+    3.20): Transfer the permissions …", "`--dry-run`: Report what would be done") that the claim does
+    not name, while the claim names something the entry does not: its predicates are another term's."""
+    from pipeline.names import mentions, names
+
+    match = _TERM_ENTRY.match(sentence)
+    if not match:
+        return False
+    return not mentions(match.group("code"), claim) and any(not mentions(n.text, sentence) for n in names(claim))
