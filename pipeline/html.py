@@ -127,6 +127,8 @@ def _block(el) -> list[str]:
     if name == "hr":
         return []
     classes = set(el.get("class") or ())
+    if "literallayout" in classes:  # a plain-text file (a README) laid out line by line
+        return ["", *underlined_headings(_lines(el)).split("\n"), ""]
     if name == "div" and classes & _ADMONITIONS:
         title = el.find(class_=("title", "admonition-title"))
         label = _inline(title) if title else ""
@@ -135,6 +137,42 @@ def _block(el) -> list[str]:
         label = label or next(iter(sorted(classes & _ADMONITIONS))).capitalize()
         return lead(f"{label.rstrip(':')}: ", _blocks(el))
     return _blocks(el)
+
+
+def _lines(el) -> str:
+    """The text of an element laid out in lines (`<br>` ends one), less the indent they all share; a
+    line that opens with "#" (a shell prompt, a comment) is indented as code, never a heading."""
+    from bs4 import NavigableString
+
+    for br in el.find_all("br"):
+        after = br.next_sibling
+        br.replace_with("" if isinstance(after, NavigableString) and str(after).startswith("\n") else "\n")
+    lines = [line.rstrip().replace("\xa0", " ") for line in el.get_text("").strip("\n").split("\n")]
+    indent = min((len(x) - len(x.lstrip()) for x in lines[1:] if x.strip()), default=0)
+    lines = [x[indent:] if len(x) - len(x.lstrip()) >= indent else x.lstrip() for x in lines]
+    return "\n".join("    " + x if x.startswith("#") else x for x in lines)
+
+
+_UNDERLINE = re.compile(r"^([=\-~^*])\1{2,}$")
+_LEVELS = {"=": "#", "-": "##", "~": "###"}
+
+
+def underlined_headings(text: str) -> str:
+    """Plain text's underlined headings ("Requirements" over "------------") as `#` headings; a line
+    of such marks on its own (a separator) is dropped."""
+    lines, out = text.split("\n"), []
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        below = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if line and not _UNDERLINE.match(line) and len(line) <= 80 and _UNDERLINE.match(below):
+            out += ["", f"{_LEVELS.get(below[0], '###')} {line}", ""]
+            i += 2
+            continue
+        if not _UNDERLINE.match(line):
+            out.append(lines[i])
+        i += 1
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
 
 
 def _item(li) -> list[str]:

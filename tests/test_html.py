@@ -84,3 +84,23 @@ def test_sphinx_navigation_and_header_links_are_dropped():
     text, title = html_to_markdown(page)
     assert text == "# Caching\n\npip caches wheels."
     assert title == "Caching"
+
+
+def test_a_plain_text_readme_keeps_its_lines_and_headings():
+    page = ("<html><body><div class='chapter'><div class='literallayout'><p><br>\n      Requirements<br>\n"
+            "------------<br>\n- You need a recent OS to compile this port. Solaris 11<br>\n  should work.<br>\n"
+            "- Headers are required. Install them with:<br>\n    # pkg install system/header<br>\n<br>\n"
+            "Compilation<br>\n-----------<br>\nFollow the README.<br>\n</p></div></div></body></html>")
+    text = html_to_markdown(page)[0]
+    assert "## Requirements\n\n- You need a recent OS to compile this port. Solaris 11\n  should work." in text
+    assert "    # pkg install system/header" in text and "\n# pkg" not in text  # a prompt, not a heading
+    assert "## Compilation\n\nFollow the README." in text
+    units = [u.text for u in prose_units(text)]
+    assert "You need a recent OS to compile this port." in units and "Follow the README." in units
+
+
+def test_plain_text_files_read_underlined_headings_as_headings():
+    from pipeline.markup import to_markdown
+
+    text, _ = to_markdown("Install\n=======\n\nRun make.\n\n-----\n\nUsage\n-----\nRun it.\n", "text")
+    assert "# Install\n\nRun make." in text and "## Usage\n\nRun it." in text and "-----" not in text

@@ -742,3 +742,21 @@ def test_a_name_written_out_is_no_rival_of_its_acronym():
     sentence = "Valgrind is licensed under the GNU General Public License, version 2."
     assert rivals.name_in_place("Valgrind is licensed under the GNU GPL version 2.", sentence, sentence) == ("", "")
     assert rivals.name_in_place("Valgrind is licensed under the GNU Lesser License version 2.", sentence, sentence) != ("", "")
+
+
+def test_what_a_claim_says_happens_by_default_against_an_option_entry_default():
+    from pipeline.verify import polarity
+
+    entry = ["`--check-stack-var=<yes|no> [default: no]`: Controls whether DRD detects data races on stack variables."]
+    assert polarity.default_flipped("By default DRD already checks stack variables for races, so the report "
+                                    "isn't caused by the stack.", entry) == "default: no"
+    assert polarity.default_flipped("By default DRD doesn't check stack variables for races.", entry) == ""
+    assert polarity.default_flipped("DRD can check stack variables for races.", entry) == ""  # no "by default"
+    assert polarity.default_flipped("By default DRD checks heap blocks.", entry) == ""  # another matter
+
+
+def test_a_negative_claim_agreeing_with_an_entry_default_is_no_negation_mismatch():
+    from pipeline.verify import polarity
+
+    entry = "`--check-stack-var=<yes|no> [default: no]`: Controls whether DRD detects data races on stack variables."
+    assert not polarity._negation_differs("By default DRD doesn't check stack variables for races.", entry, [entry])

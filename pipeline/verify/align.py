@@ -262,7 +262,8 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
             a.name, a.name_rival = a.invented, rival
     a.flip = (flips.flipped(claim, about) or roles.swapped(claim, about) or roles.reversed_order(claim, about)
               or roles.preference_reversed(claim, about)
-              or polarity.condition_flipped(claim, about) or polarity.restriction_flipped(claim, about))
+              or polarity.condition_flipped(claim, about) or polarity.restriction_flipped(claim, about)
+              or polarity.default_flipped(claim, about))
     a.extra = details.unstated_details(claim, passages, given) if a.cited else ""
     joined = " ".join(passages)
     masked = a.extra.replace(".", "_")  # the added words as `details` gives them: "request_query_params_get"

@@ -110,6 +110,8 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
         return False  # "keeps the package" / "not to remove the package"
     if all(bool(_THEN.search(s)) != bool(_THEN.search(claim)) for s in focus):
         return False  # "earlier versions didn't have a branch predictor": then, not now
+    if any((found := _default_reading(claim, s)) and found[0] for s in focus):
+        return False  # "by default it doesn't check …" / "[default: no]: Controls whether it checks …"
     stated = [s for s in focus if meaning.states(s)]  # a heading ("Meals and Incidental Expenses") asserts nothing
     asserts_negative = negated(meaning.asserted(claim), unless)
     if not stated or not all(negative != negated(s) and asserts_negative != negated(meaning.asserted(s))
@@ -212,6 +214,39 @@ def restriction_flipped(claim: str, sentences: Sequence[str]) -> str:
                         at = o if only is sentence else m  # the source's own words
                         return _phrase(sentence, at.start(), at.end())
     return ""
+
+
+# An option's switch and its default ("`--check-stack-var=<yes|no> [default: no]`: Controls whether DRD
+# detects …", "Default: false. Whether to …"); and what a claim says happens by default.
+_SWITCH_DEFAULT = re.compile(r"\bdefault(?: value)?(?: is)?\s*[:=]?\s*[`'\"]?(yes|no|true|false|on|off|enabled|disabled)\b",
+                             re.IGNORECASE)
+_WHETHER = re.compile(r"\b(?:whether|if)\b(?! (?:set|given|specified|enabled|present)\b)([^.;]*)", re.IGNORECASE)
+_BY_DEFAULT = re.compile(r"\bby default\b", re.IGNORECASE)
+_ON = frozenset({"yes", "true", "on", "enabled"})
+
+
+def default_flipped(claim: str, sentences: Sequence[str]) -> str:
+    """An option entry's default where the claim says the other happens by default ("By default DRD
+    checks stack variables for races" / "`--check-stack-var=<yes|no> [default: no]`: Controls whether
+    DRD detects data races on stack variables"): the claim's "by default" clause and the entry's
+    "whether …" share two content words. '' otherwise."""
+    for sentence in sentences:
+        if (found := _default_reading(claim, sentence)) and not found[0]:
+            return found[1]
+    return ""
+
+
+def _default_reading(claim: str, sentence: str) -> tuple[bool, str] | None:
+    """Whether the claim's "by default" clause agrees with an option entry's default in `sentence`, and
+    the entry's words for it; None when the sentence is no such entry about the same thing."""
+    said = next((c for c in re.split(r"[,;:]\s+(?:so|and|but|which|since|because)?\b|\.\s", claim) if _BY_DEFAULT.search(c)), "")
+    switch, whether = _SWITCH_DEFAULT.search(sentence), _WHETHER.search(sentence)
+    if not said or not switch or not whether:
+        return None
+    shared = {stem(w) for w in content_words(said)} & {stem(w) for w in content_words(whether.group(1))}
+    if len(shared - {"default"}) < 2:
+        return None
+    return negated(_BY_DEFAULT.sub(" ", said)) != (switch.group(1).lower() in _ON), switch.group(0).strip()
 
 
 def _restricted(text: str, start: int, end: int) -> set[str]:
