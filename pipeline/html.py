@@ -5,7 +5,9 @@ Navigation (menus, sidebars, tables of contents, "Prev / Up / Next" bars, Sphinx
 dropped; headings become `#` lines, `<pre>` blocks fenced code, `<code>`/`<tt>`/`<kbd>` code spans,
 lists list items, a definition list's terms lead their descriptions ("`--leak-check=full`: …", as an
 rst option does), table rows "Header: cell — Header: cell" items, and an admonition's title leads its
-text ("Note: …"). Whitespace inside prose is collapsed; inside `<pre>` it is kept. Pure: no I/O.
+text ("Note: …"). Whitespace inside prose is collapsed; inside `<pre>` it is kept. A plain-text file laid
+out line by line (DocBook's "literallayout": a README) keeps its lines, and its underlined headings
+become headings (`underlined_headings`, which plain-text files go through too). Pure: no I/O.
 """
 
 from __future__ import annotations

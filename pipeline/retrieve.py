@@ -135,16 +135,28 @@ def question_nouns(question: str, names_only: bool = False) -> list[str]:
     words = [t.text.lower() for t in doc if (t.pos_ in ("NOUN", "PROPN") or (t.i > 0 and t.text[:1].isupper()))
              and t.dep_ in _ARGUMENT_DEPS and not t.is_stop and len(t.text) > 1
              and any(c.isalpha() for c in t.text)  # "MongoDB" is tagged ADJ; "Hi team," is no argument
-             and (not names_only or (_written_as_name(t) and not _the_askers_own(t)))]
+             and (not names_only or (_written_as_name(t) and not _the_askers_own(t)
+                                     and not (t.i > 0 and doc[t.i - 1].like_num)))]  # "300 MB": a unit
     return list(dict.fromkeys(words))
 
 
 _ASKERS = frozenset({"my", "our"})
+_EXAMPLE = frozenset({"say", "called", "named"})
+# Acronyms a software team says as plain words ("the CI runners", "300 MB RSS"): like "build" or
+# "memory", their absence from the documents says nothing of a question's scope.
+_EVERYDAY = frozenset("ci cd os cpu cpus ram rss vm vms pr prs ui cli ide ssd io".split())
 
 
 def _the_askers_own(token) -> bool:
     """Whether a name is of the asker's own setting, not what the question is about: "our Artifactory
-    index", "from my Mac", "our Docker image" (a possessive on it or on the noun it qualifies)."""
+    index", "from my Mac", "our Docker image" (a possessive on it or on the noun it qualifies); an
+    example the asker names ("a particular function, say parse_record", "a function called foo"); or
+    an everyday acronym ("our CI runners", "RSS")."""
+    if token.lower_ in _EVERYDAY:
+        return True
+    before = [t.lower_ for t in token.doc[max(0, token.i - 2):token.i] if not t.is_punct]
+    if before and before[-1] in _EXAMPLE:
+        return True
     owners = [token, token.head] if token.dep_ in ("compound", "amod", "nmod") else [token]
     return any(c.dep_ == "poss" and c.lower_ in _ASKERS for t in owners for c in t.children)
 

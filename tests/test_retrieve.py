@@ -115,6 +115,11 @@ def test_question_nouns_and_unseen():
     # the asker's own things ("our", "my") are their setting, not what they ask about
     assert question_nouns("Can pip read the password for our Artifactory index from my Mac's keyring?", names_only=True) == []
     assert question_nouns("How do I connect our app to MongoDB?", names_only=True) == ["mongodb"]
+    # … and so are an example the asker names, an everyday acronym and a unit after a figure
+    assert question_nouns("Can Lackey count how often a function, say parse_record, is called?", names_only=True) == ["lackey"]
+    assert question_nouns("Can we set valgrind flags for everyone on the CI runners?", names_only=True) == []
+    assert question_nouns("Top shows 300 MB RSS, but Massif says 40 MB. Which is right?", names_only=True) == ["massif"]
+    assert question_nouns("How does heaptrack compare with Massif?", names_only=True) == ["massif"]  # "heaptrack" is plain
     hits = [_hit("Per diem rates for lodging depend on the city.", 0.5), _hit("Receipts are required.", 0.4)]
     assert unseen(["lodging", "rate", "chicago", "receipts"], hits) == ["chicago"]
     assert unseen(["receipts"], hits, top=1) == ["receipts"]
