@@ -760,3 +760,8 @@ def test_a_negative_claim_agreeing_with_an_entry_default_is_no_negation_mismatch
 
     entry = "`--check-stack-var=<yes|no> [default: no]`: Controls whether DRD detects data races on stack variables."
     assert not polarity._negation_differs("By default DRD doesn't check stack variables for races.", entry, [entry])
+
+
+def test_a_which_clause_describes_and_restricts_nothing():
+    source = ["Fenofibrate increases the amount of sulfatide, which seems beneficial against COVID-19."]
+    assert flips.flipped("Fenofibrate reduces the amount of sulfatide which seems beneficial against covid-19.", source) != ""

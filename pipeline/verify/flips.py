@@ -108,7 +108,7 @@ def _switch(token) -> str:
     return ""
 
 
-_RELATIVE = frozenset({"where", "which", "whose", "who", "whom"})
+_RELATIVE = frozenset({"where", "whose", "who", "whom"})  # not "which": "sulfatide, which seems beneficial" describes
 
 
 def _narrower(a, b) -> bool:
@@ -118,7 +118,7 @@ def _narrower(a, b) -> bool:
     the verb counts too: "where …" read as its complement.)"""
     said = {_word(w) for w in _own_clause(b)} | {_word(w) for w in b.subtree}
     clauses = [c for argument in a.children if argument.dep_ in ("dobj", "attr", "nsubj", "nsubjpass")
-               for c in argument.children if c.dep_ in ("relcl", "acl")]
+               for c in argument.children if c.dep_ in ("relcl", "acl") and not any(w.lower_ == "which" for w in c.subtree)]
     clauses += [c for c in a.children if c.dep_ in ("ccomp", "advcl", "relcl")
                 and any(w.lower_ in _RELATIVE for w in c.subtree)]
     for clause in clauses:
