@@ -266,7 +266,7 @@ def scale_serve(data_dir: Path, n_queries: int, seed: int = 1) -> dict:
 
     rng = np.random.default_rng(seed)
     vocab = _vocabulary(np.random.default_rng(0))  # the words the chunks were written with
-    s = load_settings(env={})
+    s = load_settings(env={})  # `bot.app.stage_options` would import the model's libraries into the measured process
     options = RetrieveOptions(top_k=s.top_k, candidates=s.candidates, rrf_k=s.rrf_k, rerank_weight=s.rerank_weight,
                               weaviate_fusion=s.weaviate_fusion)
     rss_start = _reset_peak_rss()

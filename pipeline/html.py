@@ -216,7 +216,12 @@ def _table(table) -> list[str]:
         if cells and all(c.name == "th" for c in cells) and not header:
             header = values
             continue
-        pairs = [f"{h}: {v}" if h else v for h, v in zip([*header, *[""] * len(values)], values, strict=False) if v]
-        if pairs:
-            out += ["", f"- {' — '.join(pairs)}", ""]
+        out += ["", *row_item(header, values)]
     return out
+
+
+def row_item(header: list[str], values: list[str]) -> list[str]:
+    """A table row as a list item, each cell led by its column's header: ["- Header: cell — Header:
+    cell", ""]; empty cells left out, nothing for an empty row. (Markdown tables read the same way.)"""
+    pairs = [f"{h}: {v}" if h else v for h, v in zip([*header, *[""] * len(values)], values, strict=False) if v]
+    return [f"- {' — '.join(pairs)}", ""] if pairs else []

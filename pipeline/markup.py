@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from pipeline.html import html_to_markdown, underlined_headings
+from pipeline.html import html_to_markdown, row_item, underlined_headings
 from pipeline.myst import myst_to_markdown
 from pipeline.rst import Include, rst_to_markdown
 from pipeline.text import INLINE_CODE
@@ -244,13 +244,7 @@ def _table(rows: list[str]) -> list[str]:
         return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row)]
 
     header = cells(rows[0])
-    out = []
-    for row in rows[2:]:
-        values = cells(row)
-        pairs = [f"{h}: {v}" if h else v for h, v in zip([*header, *[""] * len(values)], values, strict=False) if v]
-        if pairs:
-            out += [f"- {' — '.join(pairs)}", ""]
-    return out
+    return [line for row in rows[2:] for line in row_item(header, cells(row))]
 
 
 def render_tables(text: str) -> str:
