@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_data import shared_data
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+SHARED_DATA = shared_data()
 
 
 REAL_MODEL_OR_DATA = ("embedder", "shared_data")

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlparse
 
-ARTICLES = (
-    Path(__file__).resolve().parents[3] / "shared" / "data" / "wikipedia-mini" / "articles.jsonl"
-)
+from tests.shared_data import shared_data
+
+ARTICLES = shared_data() / "wikipedia-mini" / "articles.jsonl"
 
 DISAMBIGUATION: dict[str, list[tuple[str, str]]] = {
     "Mercury": [
