@@ -140,8 +140,8 @@ def answer_question(question: Question, parts: Parts) -> Answer:
     filters = {"source": question.sources, "domain": question.domains}
     try:
         with timer.stage("load"):  # models load on first use: its own timing, never inside a stage
-            load_models(parts)
-        if timer.timings["load"] < 50:  # already loaded
+            loaded = load_models(parts)
+        if not loaded:  # everything was in memory already: no "load" line
             del timer.timings["load"]
         with timer.stage("retrieve"):
             vector = parts.embedder.encode([text])[0]  # once: retrieval and the extractive answer both use it
@@ -169,18 +169,22 @@ def answer_question(question: Question, parts: Parts) -> Answer:
                   invented_citations=len(invented), draft=draft if draft != answer_text else "")
 
 
-def load_models(parts: Parts) -> None:
+def load_models(parts: Parts) -> bool:
     """Load (once per process) the models a question will use: the embedder, and for verification
-    spaCy and the trained verifier."""
+    spaCy and the trained verifier. Whether any of them had to be loaded."""
+    loaded = not getattr(parts.embedder, "loaded", True)  # an embedder with nothing to load says nothing
     _ = parts.embedder.model
     o = parts.options
     if o.verify:
         from pipeline.claims import load_nlp
 
+        loaded |= load_nlp.cache_info().currsize == 0
         load_nlp()
         if (o.verify_method == "model" or (o.verify_method == "default" and o.verification.verifier_in_default)) \
                 and parts.verifier is not None and parts.verifier.available():
+            loaded |= not parts.verifier.running()
             parts.verifier.load()
+    return loaded
 
 
 def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:

@@ -66,6 +66,11 @@ class Embedder:
         self._cache_lock = threading.Lock()
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (no load ahead for the next `encode`)."""
+        return self._model is not None
+
+    @property
     def model(self):
         with self._lock:
             if self._model is None:

@@ -55,6 +55,7 @@ class FakeEmbedder:
 
     name = "fake-hashed-trigrams"
     backend = backend_used = "fake"
+    loaded = True  # like `Embedder.loaded`: nothing to load
 
     def __init__(self, dim: int = DIM):
         self.dim = dim
