@@ -21,7 +21,7 @@ CITE_END = re.compile(r"\[(\d+)\]\.$")
 TYPES = ("number", "name", "negation", "unsupported")
 PER_TYPE = 10
 SETS = {"npm": ("np", 10), "node": ("nd", 12), "nodeapi": ("na", 12), "cmake": ("cm", 12), "pip": ("pp", 12),
-        "valgrind": ("vg", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
+        "valgrind": ("vg", 12), "gitnotes": ("gn", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
 P, N_OOS = SETS[CASES.stem.removeprefix("cases-")]
 MAX_CITE2_ROWS = 5
 MIN_DOCS = 15
@@ -31,7 +31,7 @@ IN_KEYS = {"id", "question", "faithful", "corrupted", "error_type",
            "bad_sentence", "good_sentence", "doc"}
 VALUE_KEYS = {"true_value", "wrong_value"}
 OOS_KEYS = {"id", "question", "out_of_scope"}
-CORPUS_EXTS = (".md", ".rst", ".html")
+CORPUS_EXTS = (".md", ".rst", ".html", ".txt")
 TAG = re.compile(r"<[^>]*>")
 
 
@@ -74,7 +74,7 @@ def main():
 
     corpus_files = {p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.is_file()}
     if any(not f.endswith(CORPUS_EXTS) for f in corpus_files):
-        err("corpus", "files other than .md/.rst/.html in corpus: "
+        err("corpus", "files other than .md/.rst/.html/.txt in corpus: "
             f"{sorted(f for f in corpus_files if not f.endswith(CORPUS_EXTS))}")
 
     per_type = Counter()
