@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipeline.text import FUNCTION_WORDS
+
 KINDS = ("year", "decade", "percent", "number", "ordinal", "month", "version")
 
 _SCALES = {
@@ -53,7 +55,12 @@ _UNIT_SKIP = {"of", "the", "a", "an", "per", "more", "fewer", "less", "additiona
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:[.·]\d+)?|[.·]\d+"
 _WORD_NUM = "|".join(sorted(_WORDS, key=len, reverse=True))
-_VERSION = r"\bv?\d+(?:\.\d+){2,}\b"  # 0.40.0, v1.2.3 (two parts, "0.40", stay a number)
+_VERSION = r"\bv?\d+(?:\.\d+){2,}\b|\bv\d+\.\d+\b"  # 0.40.0, v1.2.3, v2.37 (two parts, "0.40", stay a number …)
+# … unless a product's name comes just before them: "Git 2.37", "Python 3.10" ("version 3.16" stays a number,
+# which another "3.16" or "8.0" compares with)
+_VERSION_LABEL = re.compile(r"\b(?P<name>[A-Z](?=[A-Za-z]*[a-z])[A-Za-z]*(?:\.js)?)\s+$")  # not "USD 3.50"
+_LABELS_NOT_NAMES = frozenset("figure table section chapter step page item version versions release releases within almost "
+                              "just since until every".split())
 _TOKEN = re.compile(
     rf"(?P<ver>{_VERSION})"
     rf"|(?P<num>{_NUM})"
@@ -108,6 +115,17 @@ def _precision(digits: str, scale: float) -> float:
 _KEYWORD = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)\s*=\s*$")
 
 
+def _version_labelled(text: str, start: int, end: int, digits: str) -> bool:
+    """Whether a two-part number is a version by what comes before it ("Git 2.37", "Python 3.10"): a
+    name, and no unit or percent after it ("About 2.5 million")."""
+    if not re.fullmatch(r"\d+\.\d+", digits) or _SCALE.match(text, end) or _PERCENT.match(text, end):
+        return False
+    label = _VERSION_LABEL.search(text, max(0, start - 30), start)
+    name = label.group("name").lower() if label else ""
+    return (bool(name) and name not in FUNCTION_WORDS and name not in _LABELS_NOT_NAMES
+            and not name.endswith("ly"))  # not "About 2.5", "Figure 2.1", "Currently 7.0"
+
+
 def extract_values(text: str) -> list[Value]:
     """Every typed value in `text`, in order; ranges ("35.5% to 50.3%", "76-85%") give both ends."""
     out: list[Value] = []
@@ -143,6 +161,10 @@ def extract_values(text: str) -> list[Value]:
                 continue
             if text[end:end + 1].isalpha() and not re.match(r"(?:[A-Za-zµμ]{1,4}\b|[A-Za-zµμ]{1,4}/)", text[end:end + 6]):
                 pos = _skip_word(text, end)
+                continue
+            if _version_labelled(text, start, end, m.group("num")):
+                parts = [int(p) for p in m.group("num").split(".")]
+                out.append(Value("version", parts[0] + min(parts[1], 999) / 1000, m.group(0), start=start, end=end))
                 continue
             digits = m.group("num").replace(",", "").replace("·", ".")
             if digits.startswith("."):
@@ -257,6 +279,8 @@ def comparable(claim: Value, evidence: Value) -> bool:
 def present(value: Value, candidates: list[Value]) -> bool:
     """Whether `value` appears among `candidates` (any kind that can hold the same number)."""
     for c in candidates:
+        if {c.kind, value.kind} == {"version", "number"} and c.text.lstrip("vV") == value.text.lstrip("vV"):
+            return True  # "2.37" as a version ("Git 2.37") and unlabelled
         if c.kind == value.kind or {c.kind, value.kind} <= {"year", "number"}:
             if c.value == value.value or (c.kind == value.kind and same_value(value, c)):
                 return True

@@ -707,6 +707,8 @@ def test_words_that_attribute_a_statement_to_the_documents_add_nothing():
     assert details.unstated_details("The manual's general advice is to avoid memory recycling.", ["Avoid memory recycling."]) == ""
     assert details.unstated_details("The README explains that you can run it straight from the build tree.",
                                     ["You can run it straight from the build tree."]) == ""
+    assert details.unstated_details("The release notes list limitations for code compiled with clang.",
+                                    ["Limitations for code compiled with clang."]) == ""
 
 
 def test_a_bound_after_never_and_leaving_out_read_as_they_mean():
@@ -765,3 +767,141 @@ def test_a_negative_claim_agreeing_with_an_entry_default_is_no_negation_mismatch
 def test_a_which_clause_describes_and_restricts_nothing():
     source = ["Fenofibrate increases the amount of sulfatide, which seems beneficial against COVID-19."]
     assert flips.flipped("Fenofibrate reduces the amount of sulfatide which seems beneficial against covid-19.", source) != ""
+
+
+def test_an_on_off_state_flipped_is_found_with_the_sources_words():
+    from pipeline.verify import polarity
+
+    source = ["Leak checking is on by default, and verbose output is off."]
+    assert polarity.state_flipped("Leak checking is turned off by default.", source) == "Leak checking is on"
+    assert polarity.state_flipped("Verbose output is enabled by default.", source) == "verbose output is off"
+    assert polarity.state_flipped("The strict option defaults to true.", ["Strict mode is disabled by default."]) \
+        == "Strict mode is disabled"
+    assert polarity.state_flipped("Strict mode is not enabled by default.", ["Strict mode is on by default."]) != ""
+
+
+def test_an_on_off_state_agreeing_or_about_something_else_is_no_flip():
+    from pipeline.verify import polarity
+
+    source = ["Leak checking is on by default, and verbose output is off."]
+    assert polarity.state_flipped("Leak checking is on by default.", source) == ""
+    assert polarity.state_flipped("Debug output is on by default.", source) == ""  # another thing's output
+    assert polarity.state_flipped("It is off by default.", source) == ""  # whose state: unknown
+    assert polarity.state_flipped("The cache is on the disk.", ["The cache is off by default."]) == ""  # a place
+    assert polarity.state_flipped("Tracing can be turned on with --trace.", ["Tracing is off by default."]) == ""
+    assert polarity.state_flipped("Colour output is off unless the output is a pipe.",  # a condition on one side only
+                                  ["Colour output is on."]) == ""
+
+
+def test_a_swap_needs_the_claims_name_in_the_same_statement():
+    from pipeline.verify import roles
+
+    source = ["You are encouraged to copy the `valgrind/*.h` headers into your project's include directory, so your "
+              "program doesn't depend on Valgrind being installed. The Valgrind headers are under a BSD-style license."]
+    assert roles.swapped("You can copy the BSD-licensed headers into your include directory, so the build doesn't "
+                         "depend on Valgrind being installed.", source) == ""  # "BSD" is said of the license
+    assert roles.swapped("npm ignores the .npmignore and uses the .gitignore.",
+                         ["The .gitignore is ignored, and only the .npmignore is used."]) == "The .gitignore is ignored"
+
+
+def test_a_default_said_as_off_agrees_with_an_entry_whose_default_is_no():
+    from pipeline.verify import polarity
+
+    entry = ["`--stacks=<yes|no> [default: no]`: Specifies whether stack profiling should be done."]
+    assert polarity.default_flipped("Stack profiling is off by default, because it is slow.", entry) == ""
+    assert polarity.default_flipped("Stack profiling is on by default.", entry) == "default: no"
+
+
+def test_a_negation_in_a_purpose_an_only_or_an_answer_word_asserts_nothing_against_the_source():
+    from pipeline.verify import polarity
+
+    source = "To run Valgrind without having to install it, run coregrind/valgrind with VALGRIND_LIB set."
+    assert not polarity._negation_differs("You can run coregrind/valgrind with VALGRIND_LIB set.", source, [source])
+    source = "By default Massif measures only heap memory, i.e. memory allocated with `malloc` and `new`."
+    claim = "Neither, necessarily: by default Massif only measures heap memory allocated with malloc, not memory from mmap."
+    assert not polarity._negation_differs(claim, source, [source])
+    source = "Per-line costs are not summed, because doing so is too difficult."  # the "not" is the source's too
+    assert not polarity._negation_differs("Costs are only differenced per function, not per line.", source, [source])
+    source = "By default Massif measures only heap memory, and it is slow."
+    assert polarity._negation_differs("Massif only measures heap memory, and it is not slow.", source, [source])
+
+
+def test_the_negation_of_a_light_verb_is_about_its_subject():
+    from pipeline.verify import meaning, polarity
+
+    assert meaning.negation_scopes("Build it with Solaris ld, since GNU ld can't be used.")[0][1] == {"ld"}
+    evidence = ["Solaris ld has to be the first linker in the PATH. GNU ld cannot be used."]
+    assert not polarity._negation_differs("Build it with Solaris ld, since GNU ld can't be used.", evidence[0], evidence)
+    evidence = ["Solaris ld or GNU ld can be used."]
+    assert polarity._negation_differs("Build it with Solaris ld, since GNU ld can't be used.", evidence[0], evidence)
+
+
+def test_a_list_with_one_item_swapped_names_the_sources_item():
+    source = ["The changes broke legitimate use cases like 'git lfs' and 'git annex.' This release reverts them."]
+    assert rivals.list_swapped("They broke use cases such as git lfs and git subtree.", source) == ("git subtree", "git annex")
+    assert rivals.list_swapped("They broke use cases such as git lfs and git annex.", source) == ("", "")
+    assert rivals.list_swapped("It runs on Linux, macOS and Solaris.", ["It runs on Linux, macOS and FreeBSD."]) \
+        == ("Solaris", "FreeBSD")
+
+
+def test_a_list_item_said_otherwise_or_elsewhere_is_no_swap():
+    assert rivals.list_swapped("It runs on Linux and Mac.", ["It runs on Linux and macOS."]) == ("", "")  # shortened
+    assert rivals.list_swapped("It reads the config and the environment.",  # not a list of names
+                               ["It reads the config and writes the log."]) == ("", "")
+    assert rivals.list_swapped("Name and version identify a candidate.",  # a verb after the list
+                               ["The project name and project version must be available."]) == ("", "")
+    assert rivals.list_swapped("It runs on Linux, macOS and Solaris.",
+                               ["It runs on Linux, macOS and FreeBSD.", "Solaris is supported too."]) == ("", "")
+
+
+def test_a_behaviour_the_source_says_is_past_stated_as_the_present_is_a_flip():
+    from pipeline.verify import polarity
+
+    source = ['* "git branch -D <branch>" used to refuse to remove a broken branch ref that points at a missing '
+              'commit, which has been corrected.']
+    assert polarity.past_flipped("Git 2.33.1 made it a rule that git branch -D refuses to remove a broken branch "
+                                 "ref.", source).startswith("used to refuse")
+    assert polarity.past_flipped("git branch -D used to refuse to remove a broken branch ref; that has been "
+                                 "corrected.", source) == ""
+    assert polarity.past_flipped("git branch -D refused to remove broken refs before 2.33.1.", source) == ""
+    assert polarity.past_flipped("git branch -D refuses to remove a broken ref.",  # not said to be past
+                                 ["git branch -D used to refuse to remove a broken ref."]) == ""
+
+
+def test_what_an_option_makes_fail_is_no_negation_of_the_option_being_added():
+    from pipeline.verify import polarity
+
+    source = '* "git clone --reject-shallow" option fails the clone as soon as we notice a shallow repository.'
+    assert not polarity._negation_differs("Git 2.32 added a --reject-shallow option to git clone.", source, [source])
+    source = "Drug X fails to improve survival in older patients."
+    assert polarity._negation_differs("Drug X improves survival in older patients.", source, [source])
+
+
+def test_keeping_a_change_is_the_opposite_of_reverting_it():
+    assert opposed("keep", "revert") and opposed("revert", "retain")
+
+
+def test_two_versions_conflict_only_in_the_same_place():
+    from pipeline.numbers import extract_values
+
+    claim, sentence = "The bug was fixed in 2.37.1.", "The rewrite that appeared in Git 2.25 lost a file, which was fixed."
+    assert not align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    claim, sentence = "Git 2.35 changed that behaviour.", "Git 2.36 changed that behaviour."
+    assert align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    claim, sentence = "It requires Python 3.8 or newer.", "- Use Python 3.10 or newer."
+    assert align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    claim, sentence = "It tries to, starting with Git 2.36.", "This release fixes a handful of regressions in Git 2.34."
+    assert not align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    claim, sentence = "It was introduced in CMake 3.13; it warns.", "In CMake 3.12 and below the command removes it."
+    assert not align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+
+
+def test_a_claim_is_aligned_with_the_near_tie_that_states_its_values():
+    import numpy as np
+
+    cands = [("This release merges up the fixes that appear in v2.30.3 and v2.31.2.", 0),
+             ("This release merges up the fixes that appear in v2.30.8 and v2.38.4.", 1)]
+    headings = {0: ["Git v2.32.1 Release Notes"], 1: ["Git v2.39.2 Release Notes"]}
+    claim = "Git 2.39.2 merges up fixes from v2.30.8 through v2.38.4."
+    assert align._with_the_claims_values(claim, cands, np.array([0.80, 0.78]), [0, 1], headings) == 1
+    assert align._with_the_claims_values(claim, cands, np.array([0.80, 0.60]), [0, 1], headings) == 0  # not near

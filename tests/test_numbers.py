@@ -118,3 +118,17 @@ def test_a_value_stated_as_a_floor_or_a_ceiling(text, sign, written):
     from pipeline.numbers import bound
 
     assert bound(text, extract_values(text)[0]) == (sign, written)
+
+
+def test_a_two_part_number_after_a_name_or_version_is_a_version():
+    from pipeline.numbers import extract_values, present
+
+    assert [(v.kind, v.text) for v in extract_values("Git 2.37 added it; see the v2.38 notes.")] == \
+        [("version", "2.37"), ("version", "v2.38")]
+    assert [v.kind for v in extract_values("Python 3.10 replaced 3.9 (version 3.9 stays a number).")] == \
+        ["version", "number", "number"]
+    assert extract_values("Python 3.10")[0].value > extract_values("Python 3.9")[0].value  # not 3.1 < 3.9
+    assert [v.kind for v in extract_values("About 2.5 million people, within 2.5 days, USD 3.50.")] == \
+        ["number", "number", "number"]
+    assert extract_values("Currently 7.0 is supported.")[0].kind == "number"  # an adverb, no name
+    assert present(extract_values("Git 2.37 added it")[0], extract_values("in 2.37 the"))

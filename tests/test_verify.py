@@ -308,3 +308,39 @@ def test_added_content_with_a_name_is_kept_unless_the_claim_is_far_closer_withou
     a.features["cos_best"] = float(embedder.encode([reduced])[0] @ a.v) + loss  # dropping it loses `loss`
     align._keep_extras_that_matter([a], embedder)
     assert bool(a.extra) is kept
+
+
+def test_a_release_a_section_heading_states_is_stated_and_a_heading_alone_aligns_with_nothing(settings, embedder):
+    notes = [Evidence("* With the new http.curloptResolve configuration, the CURLOPT_RESOLVE mechanism is exposed "
+                      "to the scripts. Git 2.34 users had no such setting.", section="Git v2.37 Release Notes",
+                      chunk_id="n37"),
+             Evidence("* A fix for git fsck's reports.", section="Git 2.36.1 Release Notes", chunk_id="n361")]
+    claims = extract_claims("Git 2.37 added the http.curloptResolve configuration [1].", settings.list("entity_types"))
+    (verdict,) = verify_claims(claims, [notes], method="default", embedder=embedder, settings=settings, cited=[True])
+    assert verdict.label is Label.SUPPORTED, verdict  # "2.37" is its section's release, not a rival of "2.34"
+    notes = [Evidence("This release merges up the fixes that appear in v2.30.8 and v2.38.4 to address two security "
+                      "issues.", section="Git v2.39.2 Release Notes", chunk_id="n392"),
+             Evidence("* A fix for git fsck's reports.", section="Git 2.37.1 Release Notes", chunk_id="n371")]
+    claims = extract_claims("Git 2.39.2 is a security release that merges up fixes from v2.30.8 through v2.38.4 [1].",
+                            settings.list("entity_types"))
+    (verdict,) = verify_claims(claims, [notes], method="default", embedder=embedder, settings=settings, cited=[True])
+    assert verdict.label is not Label.CONTRADICTED and verdict.sentence != "Git 2.37.1 Release Notes", verdict
+
+
+def test_a_heading_states_a_value_only_as_written(settings, embedder):
+    page = [Evidence("Currently version 8.0 (Windows Embedded Compact 2013) is supported out of the box.",
+                     section="cmake-toolchains(7) > Cross Compiling for Windows CE", chunk_id="ce")]
+    claims = extract_claims("Currently 7.0 (Windows Embedded Compact 2013) is supported out of the box [1].",
+                            settings.list("entity_types"))
+    (verdict,) = verify_claims(claims, [page], method="default", embedder=embedder, settings=settings, cited=[True])
+    assert verdict.label is Label.CONTRADICTED and verdict.conflict == "8.0"  # the man page's "(7)" states no 7.0
+
+
+def test_a_value_in_the_sections_heading_where_the_claims_stands_is_a_conflict(settings, embedder):
+    page = [Evidence("* Send the pre-release announcement of the planned security release to the mailing list.",
+                     section="Security release process > Announcement (one week in advance of the planned release)",
+                     chunk_id="sec")]
+    claims = extract_claims("The pre-release announcement goes out two weeks in advance of the planned release [1].",
+                            settings.list("entity_types"))
+    (verdict,) = verify_claims(claims, [page], method="default", embedder=embedder, settings=settings, cited=[True])
+    assert verdict.label is Label.CONTRADICTED and verdict.conflict == "one week"

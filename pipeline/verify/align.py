@@ -16,7 +16,9 @@ from pipeline.text import (
     FUNCTION_WORDS,
     NAME_LABELS,
     TERM,
+    stem,
     terms,
+    words,
 )
 from pipeline.verify import details, flips, meaning, polarity, rivals, roles
 from pipeline.verify.candidates import _overlap_key, content_words, evidence_candidates
@@ -185,8 +187,11 @@ def analyse(
         if cands:
             sims = np.array([float(table[claim] @ table[t]) for t, _ in cands])
             order = np.argsort(-sims)
-            # prefer the single sentence unless a window is clearly better
-            j = int(order[0])
+            # a passage's headings are the context of its sentences, not a statement to align with ("Git
+            # 2.37.1 Release Notes" for a claim about another release), unless nothing else is there
+            headings = {ei: [h for h in _heading(evidences[i][ei]).split("\n") if h] for _, ei in cands}
+            eligible = [int(k) for k in order if cands[k][0] not in headings[cands[k][1]]]
+            j = _with_the_claims_values(claim, cands, sims, eligible, headings) if eligible else int(order[0])
             a.sentence, a.evidence_index = cands[j]
             a.candidates = [(cands[k][0], cands[k][1], float(sims[k])) for k in order]
             a.v = table[a.sentence]
@@ -256,6 +261,8 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
             a.name, a.name_rival = "", ""  # another aligned sentence states it: "send_json" beside "receive_json"
         if a.name_rival:
             break
+    if not a.name_rival:  # a list with one item swapped: "git lfs and git subtree" / "'git lfs' and 'git annex'"
+        a.name, a.name_rival = rivals.list_swapped(claim, about or [a.sentence])
     if a.invented and not a.name_rival and 0 <= a.evidence_index < len(evidence):  # the section's own name
         rival = rivals.heading_rival(a.invented, evidence[a.evidence_index], claim)
         if rival:
@@ -263,7 +270,8 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
     a.flip = (flips.flipped(claim, about) or roles.swapped(claim, about) or roles.reversed_order(claim, about)
               or roles.preference_reversed(claim, about)
               or polarity.condition_flipped(claim, about) or polarity.restriction_flipped(claim, about)
-              or polarity.default_flipped(claim, about))
+              or polarity.default_flipped(claim, about) or polarity.state_flipped(claim, about)
+              or polarity.past_flipped(claim, about))
     a.extra = details.unstated_details(claim, passages, given) if a.cited else ""
     joined = " ".join(passages)
     masked = a.extra.replace(".", "_")  # the added words as `details` gives them: "request_query_params_get"
@@ -279,7 +287,8 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
     claim = strip_citations(a.claim)
     passage_lower, passage_words, defined = passage.lower(), content_words(passage), acronyms(passage)
     _word_signals(a, claim, passage_lower, passage_words, defined)
-    _number_signals(a, claim, passage)
+    heading = _heading(evidence[a.evidence_index]) if 0 <= a.evidence_index < len(evidence) else ""
+    _number_signals(a, claim, passage, heading)
     _name_signals(a, claim, passage_lower, passage_words, defined, claim_ents)
     claim_dir, ev_dir = direction(claim), direction(a.sentence)
     a.features.update(
@@ -309,25 +318,104 @@ def _word_signals(a: Alignment, claim: str, passage_lower: str, passage_words: s
     )
 
 
-def _number_signals(a: Alignment, claim: str, passage: str) -> None:
-    """The claim's numbers, dates, percentages and versions: stated where the claim's matter is,
-    elsewhere, nowhere, or replaced by another value (`a.conflict`, `a.unconfirmed`)."""
+def _same_role(claim: str, value: numbers.Value, sentence: str, other: numbers.Value) -> bool:
+    """Whether two versions stand in the same place: a content word shared among the three words before
+    each (a product's name right before the value left out), or none before either, and the same word
+    after each, or none ("Git 2.36 changed" / "Git 2.35 changed"; not "starting with Git 2.36" /
+    "regressions in Git 2.34"); or the same product's name before and the same word after ("requires
+    Python 3.8 or newer" / "Use Python 3.10 or newer"). "fixed in 2.37.1" and "appeared in Git 2.25", or "introduced in CMake 3.13" and "in
+    CMake 3.12 and below", are versions of two events, not one value changed."""
+    def before(text: str, v: numbers.Value) -> set[str]:
+        head = re.sub(r"\b[A-Z][\w.]*\s+$", "", text[:v.start])  # the product a version is of ("Git") says no place
+        return {w for w in words(head)[-3:] if w not in FUNCTION_WORDS and not w.isdigit()}
+
+    def after(text: str, v: numbers.Value) -> str:
+        m = re.match(r"\s+([A-Za-z]+)", text[v.end:])
+        return stem(m.group(1).lower()) if m else ""  # "two weeks" / "one week"
+
+    def label(text: str, v: numbers.Value) -> str:
+        m = re.search(r"\b([A-Z][\w.]*)\s+$", text[:v.start])
+        return m.group(1).lower() if m else ""
+
+    mine, theirs = before(claim, value), before(sentence, other)
+    if after(claim, value) != after(sentence, other):
+        return False
+    if after(claim, value) and label(claim, value) and label(claim, value) == label(sentence, other):
+        return True  # "requires Python 3.8 or newer" / "Use Python 3.10 or newer"
+    return bool(mine & theirs) or not (mine or theirs)
+
+
+ALIGN_VALUE_MARGIN = 0.05  # candidates this close to the best one's cosine are told apart by the claim's values
+
+
+def _with_the_claims_values(claim: str, cands: Sequence[tuple[str, int]], sims: np.ndarray, order: list[int],
+                            headings: dict[int, list[str]]) -> int:
+    """Of the candidates in `order` (best cosine first) within ALIGN_VALUE_MARGIN of the best, the one
+    that states most of the claim's values, in its words or its section's headings: the sentence a
+    claim about "2.39.2" is about is the 2.39.2 notes' "This release merges up the fixes …", not the
+    same template in the 2.39.3 notes, which an embedding barely tells apart. The best by cosine when
+    none states more."""
+    wanted = numbers.extract_values(claim)
+    if not wanted:
+        return order[0]
+    near = [k for k in order if sims[k] >= sims[order[0]] - ALIGN_VALUE_MARGIN]
+
+    def stated(k: int) -> int:
+        text, ei = cands[k]
+        found = numbers.extract_values(" ".join([text, *headings.get(ei, [])]))
+        return sum(numbers.present(v, found) for v in wanted)
+
+    return max(near, key=lambda k: (stated(k), sims[k]))
+
+
+def _heading(passage: str) -> str:
+    """The headings a passage opens with (`Evidence.checked_text`: its section's heading path on a line of
+    its own, or a Markdown heading): lines set apart by a blank line that end no sentence."""
+    lines = []
+    for block in passage.split("\n\n"):
+        block = block.strip()
+        if not block or len(block) > HEADING_MAX_CHARS or "\n" in block or block[-1] in ".!?:;":
+            break
+        lines.append(block.lstrip("#").strip())
+    return "\n".join(lines)
+
+
+HEADING_MAX_CHARS = 200
+
+
+def _number_signals(a: Alignment, claim: str, passage: str, heading: str = "") -> None:
+    """The claim's numbers, dates, percentages and versions: stated where the claim's matter is (in the
+    aligned sentence, or in the headings of its passage: "Git 2.37 added X" where the item about X sits
+    under "Git v2.37 Release Notes"), elsewhere, nowhere, or replaced by another value (`a.conflict`,
+    `a.unconfirmed`)."""
     claim_values = numbers.extract_values(claim)
     passage_values = numbers.extract_values(passage)
-    aligned_values = numbers.extract_values(a.sentence)
+    lead = next((h for h in heading.split("\n") if h and a.sentence.startswith(h)), "")  # a window opening with it
+    body = a.sentence[len(lead):]
+    aligned_values = numbers.extract_values(body)
+    heading_values = numbers.extract_values(heading)
+    headed = {v.text.lstrip("vV") for v in heading_values}  # as written: "7.0" is not the "(7)" of a man page
     matched = conflict = absent = soft = 0
     for value in claim_values:
+        if value.text.lstrip("vV") in headed and not numbers.present(value, aligned_values):
+            matched += 1  # the section the sentence belongs to states it
+            continue
         labelled = _under_label(claim, value, passage, passage_values)  # "type 2" is stated only as "type 2"
         here = None if numbers.present(value, aligned_values) else next(
-            (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)), None)
+            (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)
+             and (value.kind != "version" or _same_role(claim, value, body, e))), None)
+        headed_rival = here is None and not numbers.present(value, aligned_values)
+        if headed_rival:  # … or its section's heading does:
+            here = next((e for e in heading_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)
+                         and _same_role(claim, value, heading, e)), None)  # "Announcement (one week in advance …)"
         if here is not None:  # the sentence the claim is about has another value where the claim's stands
             conflict += 1
             if not a.conflict and value.kind in _HARD_KINDS:
-                a.conflict, a.conflict_kind = here.text, "number"
+                a.conflict, a.conflict_kind = numbers.as_written(heading, here) if headed_rival else here.text, "number"
             continue
-        in_sentence = _under_label(claim, value, a.sentence, aligned_values) or aligned_values
+        in_sentence = _under_label(claim, value, body, aligned_values) or aligned_values
         if numbers.present(value, in_sentence):  # stated where the claim's matter is
-            if flipped_bound := numbers.bound_flipped(claim, value, a.sentence, in_sentence):
+            if flipped_bound := numbers.bound_flipped(claim, value, body, in_sentence):
                 conflict += 1  # "at most 48 hours" where the sentence says "at least 48 hours"
                 if not a.conflict:
                     a.conflict, a.conflict_kind = flipped_bound, "number"

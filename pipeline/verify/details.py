@@ -21,7 +21,8 @@ _GENERIC = frozenset(
     "called call calls known name named available new first etc well one ones idea chance opportunity "
     # … and words that attribute a statement to the documents ("the docs suggest running …")
     "docs doc documentation documents say says suggest suggests recommend recommends recommended according "
-    "mention mentions mentioned describe describes described manual manuals readme faq advice advise advises".split()
+    "mention mentions mentioned describe describes described manual manuals readme faq advice advise advises "
+    "note notes page pages section sections chapter chapters guide guides list lists listed".split()
 )
 
 

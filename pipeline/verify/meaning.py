@@ -26,7 +26,7 @@ _LESSENING = frozenset({"reduce", "eliminate", "remove", "lessen", "minimize", "
 _NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no" as a determiner: below)
 # A leading answer word ("No, X isn't Y", "Not always: …") is no negation of the statement after it.
 # (… and a hedged one before a colon or a comma: "Not necessarily: …", "Not by default, …", "Partly: …")
-ANSWER_WORD = re.compile(r"^\s*(?:no|yes|not always|not quite|not exactly|not really|(?:usually|generally|normally|"
+ANSWER_WORD = re.compile(r"^\s*(?:no|yes|neither(?:,? necessarily)?|both|not always|not quite|not exactly|not really|(?:usually|generally|normally|"
                          r"typically|probably|mostly|often|rarely|certainly|definitely|absolutely|unfortunately) (?:not|no|yes)"
                          r"|not (?:necessarily|by default|directly|entirely|automatically|yet|as such|on its own|out of the box"
                          r"|in general|usually|always|completely|fully)|partly|partially|mostly|in short|short answer)"
@@ -217,9 +217,10 @@ def condition_count(doc, unless: bool = True) -> int:
 
 def _opening_condition(doc) -> range:
     """The token positions of a condition that opens the sentence, up to its comma ("When you run npm
-    init without an initializer, it falls back …"), however the parser attached its words: a code
+    init without an initializer, it falls back …"; a purpose, "To run it without installing it, …"), however the parser attached its words: a code
     name there ("npm init", "file:") can leave part of the clause outside its subtree, or make it the root."""
-    if not len(doc) or doc[0].lower_ not in _CONDITIONS - {"whether"}:
+    purpose = len(doc) > 1 and doc[0].lower_ == "to" and doc[1].tag_ == "VB"  # "To run it without installing it, …"
+    if not len(doc) or doc[0].lower_ not in _CONDITIONS - {"whether"} and not purpose:
         return range(0)
     comma = next((t.i for t in doc if t.text == "," and t.i <= OPENING_CONDITION_TOKENS), None)
     return range(comma + 1) if comma is not None and comma < len(doc) - 2 else range(0)
@@ -280,6 +281,8 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
                 if c.dep_ in _CORE_DEPS and c.i != t.i and c.pos_ not in ("PRON", "DET")}
         if head.i != t.i and _lemma(head) not in _LIGHT:
             core.add(head.lemma_.lower())
+        if not core:  # a light verb with nothing after it ("GNU ld can't be used"): its subject says what
+            core = {c.lemma_.lower() for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")}
         if not core and t.pos_ == "PRON":  # "there's nothing extra to install": what there is none of to do
             core = {c.lemma_.lower() for c in t.children if c.dep_ in ("relcl", "acl")}
         core = {w for w in core if w.isalpha() and w not in _NEG_CUES}

@@ -15,7 +15,7 @@ OPPOSITES = (
     ("always", "never"), ("keep", "forfeit"), ("paid", "forfeit"), ("valid", "invalid"), ("available", "unavailable"),
     ("encrypted", "unencrypted"), ("secure", "insecure"), ("automatic", "manual"), ("automatically", "manually"),
     ("succeed", "fail"), ("approve", "reject"), ("approve", "deny"), ("grant", "deny"), ("wrap", "unwrap"),
-    ("work", "fail"), ("keep", "return"), ("keep", "discard"), ("keep", "remove"), ("keep", "delete"), ("retain", "remove"), ("retain", "discard"), ("store", "discard"),
+    ("work", "fail"), ("keep", "return"), ("keep", "discard"), ("keep", "remove"), ("keep", "delete"), ("keep", "revert"), ("retain", "revert"), ("retain", "remove"), ("retain", "discard"), ("store", "discard"),
     ("show", "hide"), ("visible", "hidden"), ("open", "close"), ("start", "stop"), ("add", "remove"),
     ("include", "omit"), ("inclusive", "exclusive"), ("local", "remote"), ("internal", "external"),
     ("minimum", "maximum"), ("present", "absent"), ("same", "different"), ("connect", "disconnect"),

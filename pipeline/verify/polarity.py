@@ -54,6 +54,17 @@ _NOT_A_NEGATION = re.compile(r"\b\w+_\w+\b|\b(?:the|a|an|this|that) (?:lack|abse
 _KEPT_OUT = re.compile(r"\b(?:keep|keeps|kept|keeping|leave|leaves|leaving)\b(?=\s+out\b|[^.;:]{0,60}?\bout of\b)", re.IGNORECASE)
 
 
+# The alternatives an "only" sets aside: "only heap memory, not memory from mmap, nor its code segments".
+_ONLY_NOT = re.compile(r"\bonly\b[^.;:]*?,\s+(?:and\s+)?(not|nor)\b", re.IGNORECASE)
+
+
+def _only_said(text: str) -> str:
+    """`text` without the "not"/"nor" of the alternatives an "only" sets aside."""
+    while (m := _ONLY_NOT.search(text)):
+        text = text[:m.start(1)] + " " + text[m.end(1):]
+    return text
+
+
 def negated(text: str, unless: bool = True) -> bool:
     """Whether the text says something in the negative: it has a negation word, or an "unless", but
     not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
@@ -106,6 +117,8 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
     negative = negated(claim, unless)
     if all(negated(s) == negative for s in focus):
         return False  # the common case, decided without a parse
+    if negative and not negated(_only_said(claim), unless) and all(_ONLY.search(s) and not negated(s) for s in focus):
+        return False  # "only heap memory, not memory from mmap" / "only heap memory": the "not" says "only" again
     if any(restated_by_opposite(claim, s) for s in focus):
         return False  # "keeps the package" / "not to remove the package"
     if all(bool(_THEN.search(s)) != bool(_THEN.search(claim)) for s in focus):
@@ -117,11 +130,25 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
     if not stated or not all(negative != negated(s) and asserts_negative != negated(meaning.asserted(s))
                              for s in stated):
         return False
+    if not asserts_negative and all(_only_fails(s, claim) for s in stated):
+        return False  # "the option fails the clone when …": what the option does, no negation of "added an option"
     if asserts_negative:
         scopes = meaning.negation_scopes(claim)
         sentences = [s for text in evidence for s in markdown_sentences(text)] or markdown_sentences(sentence)
         return not scopes or any(_unbacked(words, core, sentences) for words, core in scopes)  # no scope: "unless"
     return True
+
+
+_FAILS = frozenset({"fail", "fails", "failed", "failing"})
+
+
+def _only_fails(sentence: str, claim: str) -> bool:
+    """Whether the sentence's only negation is a "fail" the claim does not speak of: the behaviour it
+    describes ("--reject-shallow fails the clone"), not a negation of what the claim says."""
+    found = [w for w in terms(sentence) if w in NEGATIONS]
+    if re.search(r"\bfail(?:s|ed|ing)? to\b", sentence, re.IGNORECASE):
+        return False  # "fails to improve survival" negates the improving
+    return bool(found) and set(found) <= _FAILS and not _FAILS & set(terms(claim))
 
 
 # A statement about an earlier time ("earlier versions of X didn't have Y", "X used to …"): no flip of
@@ -246,7 +273,9 @@ def _default_reading(claim: str, sentence: str) -> tuple[bool, str] | None:
     shared = {stem(w) for w in content_words(said)} & {stem(w) for w in content_words(whether.group(1))}
     if len(shared - {"default"}) < 2:
         return None
-    return negated(_BY_DEFAULT.sub(" ", said)) != (switch.group(1).lower() in _ON), switch.group(0).strip()
+    states = _states(said)  # "stack profiling is off by default": off, with no negation word
+    on = states[0][1] if states else not negated(_BY_DEFAULT.sub(" ", said))
+    return on == (switch.group(1).lower() in _ON), switch.group(0).strip()
 
 
 def _restricted(text: str, start: int, end: int) -> set[str]:
@@ -281,3 +310,87 @@ def restated_by_opposite(claim: str, sentence: str) -> bool:
                     and meaning._same_arguments(t, e, arguments, meaning._arguments(e))):
                 return True
     return False
+
+
+# A thing's on/off state after a copula: "leak checking is on by default", "colour output is not enabled
+# unless …", "the option defaults to false". The state ends its clause or is followed by what qualifies
+# it, never by a noun it would be a preposition of ("is on the list", "is off the main thread").
+_STATE = re.compile(
+    r"\b(?:(?P<modal>can|could|may|might|must|should|will|would|to)\s+)?"
+    r"(?:(?:is|are|be|been|being|was|were|stays?|remains?)\s+(?P<neg>not\s+|never\s+)?(?:(?:turned|switched|set|left|kept)\s+)?"
+    r"|defaults?\s+to\s+[`'\"]?)"
+    r"(?P<state>on|off|enabled|disabled|true|false|yes|no)\b[`'\"]?"
+    r"(?=\s*(?:$|[.,;:)!]|\s(?:by default|unless|when|whenever|if|until|except|again|initially|automatically|out of the box)\b))",
+    re.IGNORECASE)
+_STATE_ON = frozenset({"on", "enabled", "true", "yes"})
+_STATE_CONDITION = re.compile(r"^\s*(?:by default\s*)?,?\s*(?:unless|when|whenever|if|until|except)\b", re.IGNORECASE)
+_CLAUSE_START = re.compile(r"[,;:(]\s*|(?<!\S)(?:and|but|or|so|while|whereas|although|though|because|which)\s", re.IGNORECASE)
+_STATE_GENERIC = frozenset({"default", "option", "setting", "value", "flag"})
+
+
+def _states(text: str) -> list[tuple[frozenset[str], bool, bool, str]]:
+    """Each on/off state `text` asserts: the stems of its subject's content words, whether it is on,
+    whether a condition follows it ("… unless the output is a pipe"), and the words as written from the
+    subject on. A modal's state ("can be turned on") is a possibility, not a state: left out."""
+    out = []
+    for m in _STATE.finditer(text):
+        if m.group("modal"):
+            continue
+        starts = [c.end() for c in _CLAUSE_START.finditer(text, 0, m.start())]
+        start = starts[-1] if starts else 0
+        subject = re.sub(r"(?i)^\s*by default\b", " ", text[start:m.start()])
+        stems = frozenset(stem(w) for w in content_words(subject)) - _STATE_GENERIC
+        if not stems:
+            continue  # "it is on": whose state, the parse would have to say
+        on = (m.group("state").lower() in _STATE_ON) != bool(m.group("neg"))
+        out.append((stems, on, bool(_STATE_CONDITION.match(text[m.end():])), text[start:m.end()].strip()))
+    return out
+
+
+def state_flipped(claim: str, sentences: Sequence[str]) -> str:
+    """The evidence's words where the claim says a thing is on (enabled, true) and the evidence that the
+    same thing is off, or the other way round: "Leak checking is off by default" / "leak checking is
+    on by default". The same thing: one subject's content words are all the other's ("the strict
+    option" / "strict mode", not "debug output" / "colour output"), and both or neither carry a
+    condition. '' where no such pair, or where another sentence states the claim's state."""
+    claimed = _states(meaning.ANSWER_WORD.sub("", claim))
+    if not claimed:
+        return ""
+    found = [s for sentence in sentences for s in _states(sentence)]
+    for stems, on, conditional, _ in claimed:
+        about = [(s_on, words) for s_stems, s_on, s_conditional, words in found
+                 if (stems <= s_stems or s_stems <= stems) and s_conditional == conditional]
+        if about and all(s_on != on for s_on, _ in about):
+            return about[0][1]
+    return ""
+
+
+# A behaviour the source says is past: "X used to refuse Y, which has been corrected", "X used to
+# crash …; this has been fixed". A claim that states it as what happens now flips it.
+_USED_TO = re.compile(r"\bused to (\w+)([^.;]*)", re.IGNORECASE)
+_CORRECTED = re.compile(r"\b(?:has|have) been (?:corrected|fixed|changed|removed|reverted|addressed|stopped)\b"
+                        r"|\bno longer\b|\bnow\b|\bis fixed\b|\bwas fixed\b", re.IGNORECASE)
+_PAST_SAID = re.compile(r"\bused to\b|\bpreviously\b|\bformerly\b|\bno longer\b|\buntil\b|\bbefore\b|\bearlier\b"
+                        r"|\b(?:corrected|fixed|anymore|any more|had|was|were|did)\b", re.IGNORECASE)
+PAST_SHARED_WORDS = 2  # content words (besides the verb) a claim shares with the past behaviour
+
+
+def past_flipped(claim: str, sentences: Sequence[str]) -> str:
+    """The source's words where it says a behaviour is past ("`git branch -D` used to refuse to remove a
+    broken ref, which has been corrected") and the claim states that behaviour as the present ("git
+    branch -D refuses to remove a broken branch ref"): the verb and PAST_SHARED_WORDS more of its
+    words, and nothing in the claim that places it in the past. '' otherwise."""
+    text = meaning.ANSWER_WORD.sub("", claim)
+    if _PAST_SAID.search(text):
+        return ""
+    claim_stems = {stem(w) for w in words(text)}
+    for sentence in sentences:
+        if not _CORRECTED.search(sentence):
+            continue
+        for m in _USED_TO.finditer(sentence):
+            if stem(m.group(1).lower()) not in claim_stems:
+                continue
+            shared = {stem(w) for w in content_words(m.group(2))} & claim_stems
+            if len(shared) >= PAST_SHARED_WORDS:
+                return " ".join(sentence[m.start():].split()[:12])
+    return ""

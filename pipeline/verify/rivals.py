@@ -1,8 +1,9 @@
 """Names in place: the name an evidence sentence has where a claim has another ("conducted in
 Google Meet" / "in Microsoft Teams", "nodejs/build" / "nodejs/admin"), the class a reference section is
 titled by, an option's default the source gives otherwise ("follow_symlink=False"), and the code name
-a source writes where a claim has a plain word ("the `console` pool" / "the interactive pool"). Pure
-string rules over `pipeline.names`; no parse, no I/O.
+a source writes where a claim has a plain word ("the `console` pool" / "the interactive pool"), and a
+list with one item swapped. String rules over `pipeline.names` (the list rule also asks the cached parse
+which words are nouns); no I/O.
 """
 
 from __future__ import annotations
@@ -182,3 +183,91 @@ def _context(text: str, start: int, end: int, n: int = 3) -> tuple[list[str], li
     left = words(text[:start])[-n:]
     right = words(text[end:])[:n]
     return left, right
+
+
+# One item of a list: what follows "and", "or" or a comma, up to the clause's end, a function word or
+# LIST_ITEM_WORDS words ("git annex", "FreeBSD", "the `ort` strategy").
+LIST_ITEM_WORDS = 3
+_LIST_TOKEN = re.compile(r"[\w@$][\w@$./+-]*|[,;:.!?()]")
+_LIST_JOINS = frozenset({"and", "or", ","})
+_ITEM_SKIP = frozenset({"the", "a", "an"})
+
+
+def _list_tokens(text: str) -> list[str]:
+    """The text's words (quotes and backticks dropped, lower case, a trailing dot off) and punctuation."""
+    return [t.lower().rstrip(".") or t for t in _LIST_TOKEN.findall(text.replace("`", " ").replace("'", " ").replace('"', " "))]
+
+
+def _items(tokens: list[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Each (the words just before a list join, the item after it) of a token list."""
+    out = []
+    for i, t in enumerate(tokens):
+        if t not in _LIST_JOINS or i == 0:
+            continue
+        before = tuple(w for w in tokens[max(0, i - LIST_ITEM_WORDS):i] if w.isalnum() or "_" in w or "." in w)
+        j = i + 1
+        while j < len(tokens) and tokens[j] in _ITEM_SKIP:
+            j += 1
+        item: list[str] = []
+        while j < len(tokens) and len(item) < LIST_ITEM_WORDS and tokens[j] not in FUNCTION_WORDS and WORD.match(tokens[j]):
+            item.append(tokens[j])
+            j += 1
+        if before and item:
+            out.append((before, tuple(item)))
+    return out
+
+
+def list_swapped(claim: str, sentences: list[str]) -> tuple[str, str]:
+    """(the claim's list item, the evidence's in its place) where a claim's list ("git lfs and git
+    subtree") has the evidence's list ("'git lfs' and 'git annex'") with one item swapped for one the
+    sentence never has: the same words before the join, items of the same length that share a word or
+    are both written as names, and no aligned sentence with the claim's item. ('', '') otherwise."""
+    claim_items = _items(_list_tokens(claim))
+    if not claim_items:
+        return "", ""
+    found, stated = [], set()
+    for sentence in sentences:
+        tokens = _list_tokens(sentence)
+        said = set(tokens)
+        for before, item in claim_items:
+            if set(item) <= said:
+                stated.add(item)  # an aligned sentence has the claim's item
+                continue
+            for e_before, e_item in _items(tokens):
+                if e_before[-1:] != before[-1:] or len(e_item) != len(item) or e_item == item:
+                    continue
+                mine = [w for w in item if w not in said and w not in FUNCTION_WORDS]
+                theirs = [w for w in e_item if w not in item]
+                if not mine or not theirs or any(w in _list_tokens(claim) for w in theirs):
+                    continue
+                if not (set(item) & set(e_item) or (_name_like(claim, item) and _name_like(sentence, e_item))):
+                    continue
+                if any(a.startswith(b) or b.startswith(a) for a in mine for b in theirs):
+                    continue  # "Mac" / "macOS": the same thing written shorter
+                if not (_nouns(claim, mine) and _nouns(sentence, theirs)):
+                    continue  # "name and version identify a candidate": a verb ran on after the list
+                found.append((item, e_item, sentence))
+    found = [(item, e_item, sentence) for item, e_item, sentence in found if item not in stated]
+    if not found:
+        return "", ""
+    item, e_item, sentence = found[0]
+    return _as_written(item, claim), _as_written(e_item, sentence)
+
+
+def _as_written(item: tuple[str, ...], text: str) -> str:
+    """A list item's words as `text` writes them ("git annex" in "'git annex.'", "FreeBSD")."""
+    m = re.search(r"(?<!\w)" + r"\W{1,3}".join(map(re.escape, item)) + r"(?!\w)", text, re.IGNORECASE)
+    return m.group(0) if m else " ".join(item)
+
+
+def _nouns(text: str, found: list[str]) -> bool:
+    """Whether the words `found` of `text` are all nouns or names by its parse (cached)."""
+    from pipeline.verify.meaning import parse
+
+    tags = {t.lower_: t.pos_ for t in parse(text)}
+    return all(tags.get(w, "NOUN") in ("NOUN", "PROPN", "X") for w in found)
+
+
+def _name_like(text: str, item: tuple[str, ...]) -> bool:
+    """Whether a list item is written as a name in `text` (a capital, digit or code mark)."""
+    return any(n.key in {w.lower() for w in item} or any(w in n.text.lower() for w in item) for n in namelib.names(text))

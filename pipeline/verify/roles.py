@@ -39,7 +39,8 @@ def swapped(claim: str, sentences: Iterable[str]) -> str:
     """The evidence's words where a predicate of the claim acts on another of two names that both
     texts hold: "npm ignores the .npmignore and uses the .gitignore" against "the .gitignore is
     ignored, and only the .npmignore is used". The same predicate, said the same way, on the name the
-    claim gives the other role, and nowhere on the claim's. '' when there is none."""
+    claim gives the other role, in a sentence that names the claim's too, and nowhere on the claim's.
+    '' when there is none."""
     claim_text = ANSWER_WORD.sub("", claim)
     claim_names = namelib.names(claim_text)
     claim_keys = {n.key for n in claim_names}
@@ -63,8 +64,9 @@ def swapped(claim: str, sentences: Iterable[str]) -> str:
                     continue
                 if theirs & mine:
                     agree = True
-                else:
-                    disagree = disagree or e
+                elif mine & {n.key for n in found if e.sent.start_char <= n.start < e.sent.end_char}:
+                    disagree = disagree or e  # the claim's name in another role of the same statement, not
+                    # in a sentence about something else ("BSD-licensed headers" / "a BSD-style license")
         if disagree is not None and not agree:
             e, doc = disagree, disagree.doc
             skip = {w.i for c in e.children if c.dep_ in ("advcl", "cc", "advmod", "mark") for w in c.subtree}
