@@ -189,7 +189,7 @@ def analyse(
             order = np.argsort(-sims)
             # a passage's headings are the context of its sentences, not a statement to align with ("Git
             # 2.37.1 Release Notes" for a claim about another release), unless nothing else is there
-            headings = {ei: [h for h in _heading(evidences[i][ei]).split("\n") if h] for _, ei in cands}
+            headings = {ei: [h for h in _heading(evidences[i][ei]).split("\n") if h] for ei in {ei for _, ei in cands}}
             eligible = [int(k) for k in order if cands[k][0] not in headings[cands[k][1]]]
             j = _with_the_claims_values(claim, cands, sims, eligible, headings) if eligible else int(order[0])
             a.sentence, a.evidence_index = cands[j]
@@ -325,24 +325,24 @@ def _same_role(claim: str, value: numbers.Value, sentence: str, other: numbers.V
     "regressions in Git 2.34"); or the same product's name before and the same word after ("requires
     Python 3.8 or newer" / "Use Python 3.10 or newer"). "fixed in 2.37.1" and "appeared in Git 2.25", or "introduced in CMake 3.13" and "in
     CMake 3.12 and below", are versions of two events, not one value changed."""
-    def before(text: str, v: numbers.Value) -> set[str]:
-        head = re.sub(r"\b[A-Z][\w.]*\s+$", "", text[:v.start])  # the product a version is of ("Git") says no place
-        return {w for w in words(head)[-3:] if w not in FUNCTION_WORDS and not w.isdigit()}
-
-    def after(text: str, v: numbers.Value) -> str:
+    def place(text: str, v: numbers.Value) -> tuple[set[str], str, str]:
+        """(content words among the three before, the product's name right before, the word after)."""
+        head, label = text[:v.start], _PRODUCT_BEFORE.search(text[:v.start])
+        if label:
+            head = head[:label.start()]  # the product a version is of ("Git") says no place
         m = re.match(r"\s+([A-Za-z]+)", text[v.end:])
-        return stem(m.group(1).lower()) if m else ""  # "two weeks" / "one week"
+        return ({w for w in words(head)[-3:] if w not in FUNCTION_WORDS and not w.isdigit()},
+                label.group(1).lower() if label else "", stem(m.group(1).lower()) if m else "")  # "weeks" / "week"
 
-    def label(text: str, v: numbers.Value) -> str:
-        m = re.search(r"\b([A-Z][\w.]*)\s+$", text[:v.start])
-        return m.group(1).lower() if m else ""
-
-    mine, theirs = before(claim, value), before(sentence, other)
-    if after(claim, value) != after(sentence, other):
+    (mine, my_label, my_after), (theirs, their_label, their_after) = place(claim, value), place(sentence, other)
+    if my_after != their_after:
         return False
-    if after(claim, value) and label(claim, value) and label(claim, value) == label(sentence, other):
+    if my_after and my_label and my_label == their_label:
         return True  # "requires Python 3.8 or newer" / "Use Python 3.10 or newer"
     return bool(mine & theirs) or not (mine or theirs)
+
+
+_PRODUCT_BEFORE = re.compile(r"\b([A-Z][\w.]*)\s+$")  # "Git " in "Git 2.37"
 
 
 ALIGN_VALUE_MARGIN = 0.05  # candidates this close to the best one's cosine are told apart by the claim's values
@@ -404,14 +404,15 @@ def _number_signals(a: Alignment, claim: str, passage: str, heading: str = "") -
         here = None if numbers.present(value, aligned_values) else next(
             (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)
              and (value.kind != "version" or _same_role(claim, value, body, e))), None)
-        headed_rival = here is None and not numbers.present(value, aligned_values)
-        if headed_rival:  # … or its section's heading does:
+        from_heading = False
+        if here is None and not numbers.present(value, aligned_values):  # … or its section's heading does:
             here = next((e for e in heading_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)
                          and _same_role(claim, value, heading, e)), None)  # "Announcement (one week in advance …)"
+            from_heading = here is not None
         if here is not None:  # the sentence the claim is about has another value where the claim's stands
             conflict += 1
             if not a.conflict and value.kind in _HARD_KINDS:
-                a.conflict, a.conflict_kind = numbers.as_written(heading, here) if headed_rival else here.text, "number"
+                a.conflict, a.conflict_kind = numbers.as_written(heading, here) if from_heading else here.text, "number"
             continue
         in_sentence = _under_label(claim, value, body, aligned_values) or aligned_values
         if numbers.present(value, in_sentence):  # stated where the claim's matter is

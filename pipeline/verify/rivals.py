@@ -222,7 +222,8 @@ def list_swapped(claim: str, sentences: list[str]) -> tuple[str, str]:
     subtree") has the evidence's list ("'git lfs' and 'git annex'") with one item swapped for one the
     sentence never has: the same words before the join, items of the same length that share a word or
     are both written as names, and no aligned sentence with the claim's item. ('', '') otherwise."""
-    claim_items = _items(_list_tokens(claim))
+    claim_tokens = _list_tokens(claim)
+    claim_items, claim_words = _items(claim_tokens), set(claim_tokens)
     if not claim_items:
         return "", ""
     found, stated = [], set()
@@ -238,7 +239,7 @@ def list_swapped(claim: str, sentences: list[str]) -> tuple[str, str]:
                     continue
                 mine = [w for w in item if w not in said and w not in FUNCTION_WORDS]
                 theirs = [w for w in e_item if w not in item]
-                if not mine or not theirs or any(w in _list_tokens(claim) for w in theirs):
+                if not mine or not theirs or claim_words.intersection(theirs):
                     continue
                 if not (set(item) & set(e_item) or (_name_like(claim, item) and _name_like(sentence, e_item))):
                     continue
