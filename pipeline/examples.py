@@ -20,7 +20,7 @@ from pipeline.types import Hit
 
 MAX_EXAMPLE_LINES = 25  # a longer block is a program, not an example of one call
 _HOW_TO = re.compile(r"^\s*how (?:do|can|could|should|would|might) (?:i|we|you|one)\b|^\s*how to\b", re.I)
-_FENCED = re.compile(r"^([ \t]*)(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1\2[ \t]*$", re.S | re.M)
+FENCED = re.compile(r"^([ \t]*)(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1\2[ \t]*$", re.S | re.M)
 _CODE_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -34,7 +34,7 @@ def code_blocks(text: str) -> list[str]:
     string cut to its language) of at most MAX_EXAMPLE_LINES lines of code. Chunking keeps a block
     whole or cuts a long one into fenced pieces: a piece that starts indented is not an example."""
     out = []
-    for m in _FENCED.finditer(text):
+    for m in FENCED.finditer(text):
         indent, fence, info, body = m.groups()
         lines = [line[len(indent):] if line.startswith(indent) else line.lstrip() for line in body.rstrip("\n").split("\n")]
         first = next((line for line in lines if line.strip()), "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.text import FUNCTION_WORDS
+from pipeline.text import FUNCTION_WORDS, stem, words
 
 KINDS = ("year", "decade", "percent", "number", "ordinal", "month", "version")
 
@@ -339,3 +339,30 @@ def bound_flipped(claim: str, value: Value, sentence: str, values: list[Value]) 
             if other == -sign:
                 return written
     return ""
+
+
+def same_role(claim: str, value: Value, sentence: str, other: Value) -> bool:
+    """Whether two versions stand in the same place: a content word shared among the three words before
+    each (a product's name right before the value left out), or none before either, and the same word
+    after each, or none ("Git 2.36 changed" / "Git 2.35 changed"; not "starting with Git 2.36" /
+    "regressions in Git 2.34"); or the same product's name before and the same word after ("requires
+    Python 3.8 or newer" / "Use Python 3.10 or newer"). "fixed in 2.37.1" and "appeared in Git 2.25", or "introduced in CMake 3.13" and "in
+    CMake 3.12 and below", are versions of two events, not one value changed."""
+    def place(text: str, v: Value) -> tuple[set[str], str, str]:
+        """(content words among the three before, the product's name right before, the word after)."""
+        head, label = text[:v.start], _PRODUCT_BEFORE.search(text[:v.start])
+        if label:
+            head = head[:label.start()]  # the product a version is of ("Git") says no place
+        m = re.match(r"\s+([A-Za-z]+)", text[v.end:])
+        return ({w for w in words(head)[-3:] if w not in FUNCTION_WORDS and not w.isdigit()},
+                label.group(1).lower() if label else "", stem(m.group(1).lower()) if m else "")  # "weeks" / "week"
+
+    (mine, my_label, my_after), (theirs, their_label, their_after) = place(claim, value), place(sentence, other)
+    if my_after != their_after:
+        return False
+    if my_after and my_label and my_label == their_label:
+        return True  # "requires Python 3.8 or newer" / "Use Python 3.10 or newer"
+    return bool(mine & theirs) or not (mine or theirs)
+
+
+_PRODUCT_BEFORE = re.compile(r"\b([A-Z][\w.]*)\s+$")  # "Git " in "Git 2.37"

@@ -134,7 +134,7 @@ def lead(label: str, rendered: list[str]) -> list[str]:
 def _directive(name: str, args: str, body: list[str], include: Include | None, depth: int) -> list[str]:
     """One directive (`name`, its arguments, its dedented body) as its reader sees it: the module's
     docstring lists how each kind renders. `name` may carry a domain ("py:function")."""
-    base = name.rsplit(":", 1)[-1]
+    base = name.rsplit(":", 1)[-1].lower()  # directive names are case-insensitive: ".. WARNING::" is ".. warning::"
     options: dict[str, str] = {}
     while body and _FIELD.match(body[0].strip()):  # the directive's options (`:caption: …`)
         key, _, value = body[0].strip()[1:].partition(":")

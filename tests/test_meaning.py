@@ -8,9 +8,15 @@ import pytest
 from pipeline import numbers
 from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
-from pipeline.verify import align, details, flips, meaning, rivals, roles
+from pipeline.verify import align, code, details, flips, meaning, rivals, roles
 from pipeline.verify import lemmas as lemmas_mod
-from pipeline.verify.candidates import evidence_candidates, field_entry, whole_item, whole_list
+from pipeline.verify.candidates import (
+    evidence_candidates,
+    field_entry,
+    whole_block,
+    whole_item,
+    whole_list,
+)
 from pipeline.verify.opposites import opposed
 
 
@@ -409,6 +415,82 @@ def test_a_bound_is_no_direction():
     assert align.direction("The rate is higher than after live birth.") == 1
 
 
+EXAMPLE = """The following `scale` example sets the replica count of the `web` service.
+
+```
+ops scale --service web --replicas 4
+```
+
+Output:
+
+```
+{
+    "Service": "web",
+    "Replicas": 4,
+    "Status": "Pending"
+}
+```
+"""
+
+
+def test_a_code_block_is_read_whole_with_its_lead_in():
+    sentences = markdown_sentences(EXAMPLE)
+    status = next(i for i, s in enumerate(sentences) if "Status" in s)
+    output = 'Output: "Service": "web", "Replicas": 4, "Status": "Pending"'  # braces state nothing
+    assert whole_block(sentences, status) == output and whole_block(sentences, sentences.index("Output:")) == output
+    assert whole_block(sentences, 0) == "The following `scale` example sets the replica count of the `web` service. " \
+        "ops scale --service web --replicas 4"
+    cands = [text for text, _ in evidence_candidates("The response shows its Status as Pending.", [EXAMPLE])]
+    assert output in cands and "```" not in cands and "{" not in cands  # fences and braces state nothing
+
+
+def test_a_claim_about_a_code_example_is_backed_by_its_names_and_values():
+    assert code.led_blocks(EXAMPLE)[1] == 'Output:\n{\n    "Service": "web",\n    "Replicas": 4,\n    "Status": "Pending"\n}'
+    assert code.backed("The response shows its Status as Pending and Replicas as 4.", [EXAMPLE])
+    assert code.backed("The example passes --replicas 4 for the web service.", [EXAMPLE])
+    assert not code.backed("The response shows its Status as Running.", [EXAMPLE])  # not in the example
+    assert not code.backed("The response shows Replicas as 5 and Status as Pending.", [EXAMPLE])
+    assert not code.backed("Scaling shows a Pending status.", [EXAMPLE])  # one name: too little to go on
+    assert not code.backed("The response shows its Status as Pending.", [EXAMPLE.replace("```", "")])  # no code
+
+
+def test_an_example_option_or_output_key_given_another_value_is_the_examples_value_swapped():
+    assert rivals.value_swapped("Run it with --replicas 6 for the web service.", EXAMPLE) == ("6", "--replicas 4")
+    assert rivals.value_swapped("The response shows Replicas as 5.", EXAMPLE) == ("5", "Replicas: 4")
+    assert rivals.value_swapped("The response shows its Status as Running.", EXAMPLE) == ("Running", "Status: Pending")
+    assert rivals.value_swapped("The response shows its Status as Pending.", EXAMPLE) == ("", "")
+    assert rivals.value_swapped("Its Status along with the Replicas comes back.", EXAMPLE) == ("", "")  # no value
+    assert rivals.value_swapped("The service's status is running.", EXAMPLE) == ("", "")  # a word, not the key
+    two = EXAMPLE + '\n```\n{"Status": "Running"}\n```\n'
+    assert rivals.value_swapped("The response shows its Status as Failed.", two) == ("", "")  # which one is meant?
+    synopsis = "`--leak-check=<no|summary|yes|full>` and `--kinds=<set> [default: definite,possible]`"
+    assert rivals.value_swapped("Use --leak-check=full, and --kinds (definite,possible by default).", synopsis) == ("", "")
+    assert rivals.value_swapped("Pass --content Bucket=...,Key=layer.zip.", "--content Bucket=layers-123,Key=layer.zip") == ("", "")
+
+
+def test_a_condition_after_the_statement_runs_to_the_end_of_the_sentence():
+    sentence = ("A local file is uploaded if its size is different, its modified time is newer than the copy's, "
+                "or the file does not exist in the bucket.")
+    assert meaning.asserted(sentence) == "A local file is uploaded ."
+    from pipeline.verify import polarity
+
+    assert not polarity._negation_differs("It is also uploaded when its modified time is newer than the copy's.",
+                                          sentence, [sentence])
+
+
+def test_a_negated_answer_without_a_verb_answers_the_question():
+    from pipeline.verify import polarity
+
+    source = "Note that the bucket must be empty before it can be removed."
+    assert not polarity._negation_differs("Not with a plain rb, because the bucket has to be empty first.", source, [source])
+
+
+def test_words_that_describe_an_example_are_no_added_detail():
+    claim = "The command's response returns the Status as Pending."
+    assert details.unstated_details(claim, [EXAMPLE]) == ""
+    assert details.unstated_details(claim, [EXAMPLE.replace("```", "")]) != ""  # prose: "response returns" is news
+
+
 def test_a_list_is_read_whole_with_its_lead_in():
     sentences = ["Intro.", "There are three methods:", "* `on_connect(ws)`", "* `on_receive(ws, data)`",
                  "* `on_disconnect(ws, code)`", "After the list."]
@@ -697,6 +779,12 @@ def test_a_statement_about_some_of_a_thing_does_not_flip_one_about_the_thing():
     assert flips.flipped("Helgrind never reports a race.", source) != ""
 
 
+def test_a_thing_named_by_most_of_its_restricting_clause_is_the_same_thing():
+    source = ["An earlier change that broke proxy detection has been reverted."]
+    assert flips.flipped("It keeps the earlier change to proxy detection.", source) != ""
+    assert flips.flipped("The release keeps the earlier change to the installer.", source) == ""
+
+
 def test_a_verb_switched_on_is_the_opposite_of_it_switched_off():
     source = ["By contrast with normal use, you probably do want to turn optimisation on."]
     assert flips.flipped("You should turn optimisation off.", source) == "to turn optimisation on"
@@ -885,15 +973,15 @@ def test_two_versions_conflict_only_in_the_same_place():
     from pipeline.numbers import extract_values
 
     claim, sentence = "The bug was fixed in 2.37.1.", "The rewrite that appeared in Git 2.25 lost a file, which was fixed."
-    assert not align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    assert not numbers.same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
     claim, sentence = "Git 2.35 changed that behaviour.", "Git 2.36 changed that behaviour."
-    assert align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    assert numbers.same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
     claim, sentence = "It requires Python 3.8 or newer.", "- Use Python 3.10 or newer."
-    assert align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    assert numbers.same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
     claim, sentence = "It tries to, starting with Git 2.36.", "This release fixes a handful of regressions in Git 2.34."
-    assert not align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    assert not numbers.same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
     claim, sentence = "It was introduced in CMake 3.13; it warns.", "In CMake 3.12 and below the command removes it."
-    assert not align._same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
+    assert not numbers.same_role(claim, extract_values(claim)[0], sentence, extract_values(sentence)[0])
 
 
 def test_a_claim_is_aligned_with_the_near_tie_that_states_its_values():

@@ -135,6 +135,11 @@ def test_notes_on_one_line_references_to_sections_and_list_tables():
     assert "- Name: jobs — Default: 4, or more" in out
 
 
+def test_directive_names_are_read_in_any_case():
+    out = render(".. WARNING:: PowerShell may alter the encoding of piped output.\n\n.. Note:: Quote the path.\n")
+    assert "Warning: PowerShell may alter the encoding of piped output." in out and "Note: Quote the path." in out
+
+
 def test_a_version_note_opening_a_terms_text_dates_the_term():
     text = "Values:\n\n``23``\n  .. versionadded:: 3.20\n\n  C++23\n\n.. option:: --junit <file>\n\n  .. versionadded:: 3.21\n\n  Write results as JUnit.\n"
     out = render(text)

@@ -259,6 +259,8 @@ def test_a_formula_matches_its_wikipedia_rendering():
          "The drug acts by inhibiting receptor-interacting protein kinase 1 (RIPK1) activity in epithelial cells.", "1"),
         ("Type 2 diabetes is associated with variants in the interleukin 2 receptor gene.",  # "2" elsewhere is no match
          "Type 1 diabetes is associated with variants in the interleukin 2 receptor gene.", "1"),
+        ("Without it the upload may fail once it reaches the default part limit of 1,000.",  # "limit of …" labels it
+         "The option must be given, or the upload may fail when it reaches the default part limit of 10,000.", "10,000"),
     ],
 )
 def test_a_code_or_labelled_number_of_the_same_shape_is_a_conflict(claim, evidence, quoted, settings, embedder):
@@ -279,6 +281,24 @@ def test_code_and_label_rivals_known_values():
     assert [e.text for e in align._under_label(claim, value, evidence, numbers.extract_values(evidence))] == ["1"]
     assert align._under_label("In 2 patients it failed.", numbers.extract_values("In 2 patients it failed.")[0],
                                "In 5 patients it failed.", numbers.extract_values("In 5 patients it failed.")) == []
+
+
+def test_a_value_the_passage_words_as_the_claim_does_is_no_conflict_with_the_sentence(settings, embedder):
+    passage = ("Example 11: Uploading a small stream\n\nThe following command uploads a stream from standard input.\n\n"
+               "Example 12: Uploading a local file stream that is larger than 50GB to S3\n\n"
+               "The following command uploads a 51GB local file stream from standard input to a bucket. "
+               "The size option must be provided, or the upload may fail.")
+    quoted, changed = score_pairs(
+        ["When you upload a stream from standard input that is larger than 50GB, you must provide the size option.",
+         "When you upload a stream from standard input that is larger than 40GB, you must provide the size option."],
+        [[passage]] * 2, method="default", embedder=embedder, settings=settings)
+    assert "51GB" in quoted.sentence and quoted.label is Label.SUPPORTED  # "larger than 50GB" is stated, elsewhere
+    assert changed.label is Label.CONTRADICTED
+    from pipeline import numbers
+
+    claim = "You can have up to 40 credit hours accrued."
+    (forty,) = numbers.extract_values(claim)
+    assert not align._quoted_elsewhere(claim, forty, "Comp time is limited to up to 40 credit hours.")  # "up to": no words of its own
 
 
 def test_a_floor_stated_as_a_ceiling_is_contradicted_quoting_the_floor(settings, embedder):

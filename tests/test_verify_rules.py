@@ -86,6 +86,12 @@ TABLE = [
      "the source says otherwise: querystring is more performant than URLSearchParams."),
     ("a negation mismatch with a sentence about something else", aligned(
         features={"negation_mismatch": 1.0, "coverage": 0.75, "cos_best": 0.6}), 0.9, Label.SUPPORTED, "", ""),
+    ("a code example's names and values, in the answer's words", aligned(code_backed=True), 0.1,
+     Label.SUPPORTED, "", ""),
+    ("a code example's values, and a number it reads elsewhere", aligned(code_backed=True, unconfirmed="5"), 0.1,
+     Label.SUPPORTED, "", ""),
+    ("a code example's names and values, with content added", aligned(code_backed=True, extra="the old batch size"),
+     0.9, Label.UNCERTAIN, "", "the documents don't say the old batch size"),
     ("a number no evidence states", aligned(unconfirmed="1879"), 0.9, Label.UNCERTAIN, "",
      "the sources never state 1879"),
     ("added content", aligned(extra="billed to your current project"), 0.9, Label.UNCERTAIN, "",
@@ -98,6 +104,8 @@ TABLE = [
     # order: a conflicting number wins over a flip and over added content
     ("number conflict before flip", aligned(conflict="600", conflict_kind="number", flip="is not paid",
      extra="two weeks"), 0.9, Label.CONTRADICTED, "600", "source says 600"),
+    ("flip before a code example", aligned(flip="is not paid", code_backed=True), 0.9, Label.CONTRADICTED,
+     "is not paid", "source says is not paid"),
     ("flip before restatement", aligned(flip="is not paid", features={"cos_best": 0.95, "coverage": 1.0}), 0.9,
      Label.CONTRADICTED, "is not paid", "source says is not paid"),
 ]

@@ -16,11 +16,9 @@ from pipeline.text import (
     FUNCTION_WORDS,
     NAME_LABELS,
     TERM,
-    stem,
     terms,
-    words,
 )
-from pipeline.verify import details, flips, meaning, polarity, rivals, roles
+from pipeline.verify import code, details, flips, meaning, polarity, rivals, roles
 from pipeline.verify.candidates import _overlap_key, content_words, evidence_candidates
 from pipeline.verify.polarity import DOWN_WORDS, UP_WORDS, _negation_differs, direction, negated  # noqa: F401 (re-exported)
 
@@ -63,6 +61,7 @@ class Alignment:
     flip: str = ""  # the evidence's words where a predicate of the claim is negated or reversed
     extra: str = ""  # content of the claim that no evidence passage states
     extra_named: bool = False  # … holding a name those passages never mention
+    code_backed: bool = False  # every name and value of the claim is in one code example of its evidence
     cited: bool = False  # the answer attributes the claim to a source
 
 
@@ -114,8 +113,9 @@ def _salient(claim: str) -> list[str]:
 
 
 def _label_before(text: str, value: numbers.Value) -> str:
-    """The word a bare number labels ("kinase" in "kinase 2", "phase" in "phase 3"), lowercased, or ''."""
-    m = re.search(r"([A-Za-z][A-Za-z\-]{2,})\s+$", text[:value.start])
+    """The word a bare number labels ("kinase" in "kinase 2", "phase" in "phase 3", "limit" in "a part
+    limit of 10,000"), lowercased, or ''."""
+    m = re.search(r"([A-Za-z][A-Za-z\-]{2,})\s+(?:of\s+)?$", text[:value.start])
     word = m.group(1).lower() if m else ""
     return "" if word in FUNCTION_WORDS or word in _NOT_LABELS else word
 
@@ -146,10 +146,10 @@ def _code_rival(claim: str, passage: str) -> str:
     "H5N1" for "H1N1"): letters the same, digits different, the claim's code nowhere in the passage."""
     passage_codes, claim_codes = _codes(passage), _codes(claim)
     lowered, passage_lower = {c.lower() for c in claim_codes}, passage.lower()
-    for code in claim_codes:
-        if code.lower() in passage_lower:
+    for mine in claim_codes:
+        if mine.lower() in passage_lower:
             continue
-        rival = next((t for t in sorted(passage_codes) if _shape(t) == _shape(code) and t.lower() not in lowered), "")
+        rival = next((t for t in sorted(passage_codes) if _shape(t) == _shape(mine) and t.lower() not in lowered), "")
         if rival:
             return rival
     return ""
@@ -263,6 +263,8 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
             break
     if not a.name_rival:  # a list with one item swapped: "git lfs and git subtree" / "'git lfs' and 'git annex'"
         a.name, a.name_rival = rivals.list_swapped(claim, about or [a.sentence])
+    if not a.name_rival:  # an example's option or output key with another value: "--invocation-type Event"
+        a.name, a.name_rival = rivals.value_swapped(claim, " ".join(passages))
     if a.invented and not a.name_rival and 0 <= a.evidence_index < len(evidence):  # the section's own name
         rival = rivals.heading_rival(a.invented, evidence[a.evidence_index], claim)
         if rival:
@@ -273,6 +275,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
               or polarity.default_flipped(claim, about) or polarity.state_flipped(claim, about)
               or polarity.past_flipped(claim, about))
     a.extra = details.unstated_details(claim, passages, given) if a.cited else ""
+    a.code_backed = code.backed(claim, passages)
     joined = " ".join(passages)
     masked = a.extra.replace(".", "_")  # the added words as `details` gives them: "request_query_params_get"
     a.extra_named = bool(a.extra) and any(n.text.replace(".", "_") in masked and not mentions(n.text, joined)
@@ -316,33 +319,6 @@ def _word_signals(a: Alignment, claim: str, passage_lower: str, passage_words: s
         salient_n=float(min(len(salient), 8)),
         salient_absent=float(min(len(salient_absent), 8)),
     )
-
-
-def _same_role(claim: str, value: numbers.Value, sentence: str, other: numbers.Value) -> bool:
-    """Whether two versions stand in the same place: a content word shared among the three words before
-    each (a product's name right before the value left out), or none before either, and the same word
-    after each, or none ("Git 2.36 changed" / "Git 2.35 changed"; not "starting with Git 2.36" /
-    "regressions in Git 2.34"); or the same product's name before and the same word after ("requires
-    Python 3.8 or newer" / "Use Python 3.10 or newer"). "fixed in 2.37.1" and "appeared in Git 2.25", or "introduced in CMake 3.13" and "in
-    CMake 3.12 and below", are versions of two events, not one value changed."""
-    def place(text: str, v: numbers.Value) -> tuple[set[str], str, str]:
-        """(content words among the three before, the product's name right before, the word after)."""
-        head, label = text[:v.start], _PRODUCT_BEFORE.search(text[:v.start])
-        if label:
-            head = head[:label.start()]  # the product a version is of ("Git") says no place
-        m = re.match(r"\s+([A-Za-z]+)", text[v.end:])
-        return ({w for w in words(head)[-3:] if w not in FUNCTION_WORDS and not w.isdigit()},
-                label.group(1).lower() if label else "", stem(m.group(1).lower()) if m else "")  # "weeks" / "week"
-
-    (mine, my_label, my_after), (theirs, their_label, their_after) = place(claim, value), place(sentence, other)
-    if my_after != their_after:
-        return False
-    if my_after and my_label and my_label == their_label:
-        return True  # "requires Python 3.8 or newer" / "Use Python 3.10 or newer"
-    return bool(mine & theirs) or not (mine or theirs)
-
-
-_PRODUCT_BEFORE = re.compile(r"\b([A-Z][\w.]*)\s+$")  # "Git " in "Git 2.37"
 
 
 ALIGN_VALUE_MARGIN = 0.05  # candidates this close to the best one's cosine are told apart by the claim's values
@@ -403,12 +379,15 @@ def _number_signals(a: Alignment, claim: str, passage: str, heading: str = "") -
         labelled = _under_label(claim, value, passage, passage_values)  # "type 2" is stated only as "type 2"
         here = None if numbers.present(value, aligned_values) else next(
             (e for e in aligned_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)
-             and (value.kind != "version" or _same_role(claim, value, body, e))), None)
+             and (value.kind != "version" or numbers.same_role(claim, value, body, e))), None)
         from_heading = False
         if here is None and not numbers.present(value, aligned_values):  # … or its section's heading does:
             here = next((e for e in heading_values if numbers.comparable(value, e) and not numbers.present(e, claim_values)
-                         and _same_role(claim, value, heading, e)), None)  # "Announcement (one week in advance …)"
+                         and numbers.same_role(claim, value, heading, e)), None)  # "Announcement (one week in advance …)"
             from_heading = here is not None
+        if here is not None and _quoted_elsewhere(claim, value, passage):
+            matched += 1  # "larger than 50GB" as the passage words it elsewhere, where the sentence has "a 51GB stream"
+            continue
         if here is not None:  # the sentence the claim is about has another value where the claim's stands
             conflict += 1
             if not a.conflict and value.kind in _HARD_KINDS:
@@ -449,6 +428,18 @@ def _number_signals(a: Alignment, claim: str, passage: str, heading: str = "") -
             a.conflict, a.conflict_kind = code, "number"
     a.features.update(num_soft_conflict=float(soft), num_n=float(len(claim_values)), num_matched=float(matched),
                       num_conflict=float(conflict), num_absent=float(absent))
+
+
+def _quoted_elsewhere(claim: str, value: numbers.Value, passage: str) -> bool:
+    """Whether the passage writes the claim's value with the claim's own two words before it, one of them
+    a content word ("larger than 50GB"): the claim quotes that place, not the aligned sentence's value."""
+    written = numbers.as_written(claim, value)
+    at = claim.find(written)
+    before = re.findall(r"[\w'-]+", claim[:at])[-2:] if at > 0 else []
+    if len(before) < 2 or all(w.lower() in FUNCTION_WORDS or w.lower() in _NOT_LABELS for w in before):  # "up to 40"
+        return False
+    pattern = r"\W+".join(re.escape(w) for w in before) + r"\W+" + re.escape(written) + r"(?![\w.])"
+    return re.search(pattern, passage, re.IGNORECASE) is not None
 
 
 VALUE_CONTEXT_WORDS = 1  # a sentence beside the claim's value must share this many of the claim's other content words

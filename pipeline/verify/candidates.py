@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from pipeline.text import FUNCTION_WORDS, LIST_ITEM, markdown_sentences, terms
+from pipeline.text import FENCE, FUNCTION_WORDS, LIST_ITEM, markdown_sentences, terms
 
 MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
 
@@ -34,6 +34,8 @@ def evidence_candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, 
     for ei, text in enumerate(evidence):
         sentences = markdown_sentences(text) or [text]
         for si, sentence in enumerate(sentences):
+            if not any(ch.isalnum() for ch in sentence):
+                continue  # a fence or a brace: no statement
             overlap = len(claim_words & content_words(sentence)) / (1 + math.log1p(len(sentence) / 80))
             scored.append((overlap, -len(scored), ei, si, sentences))
     scored.sort(reverse=True)
@@ -52,6 +54,8 @@ def evidence_candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, 
             out.setdefault(entry, ei)
         if item := whole_item(sentences, si):
             out.setdefault(item, ei)
+        if block := whole_block(sentences, si):
+            out.setdefault(block, ei)
     return list(out.items())
 
 
@@ -123,3 +127,22 @@ def whole_item(sentences: Sequence[str], si: int) -> str:
         end += 1
     whole = " ".join(sentences[start:end])
     return whole if end - start >= 3 and len(whole) <= ITEM_MAX_CHARS else ""
+
+
+BLOCK_MAX_CHARS = 700  # a code block read whole, lead-in and lines, up to this long
+
+
+def whole_block(sentences: Sequence[str], si: int) -> str:
+    """The fenced code block sentence `si` is a line of, or that sentence `si` leads in, read whole with
+    its lead-in and without its fences or braces: "Output: "BatchSize": 5, "State": "Creating"", so that a
+    claim about an example ("the response shows its State as Creating") meets the example whole, not
+    one line of it. '' when `si` is neither, or the block is too long."""
+    fences = [k for k, sentence in enumerate(sentences) if FENCE.match(sentence)]
+    blocks = list(zip(fences[::2], fences[1::2], strict=False))
+    for start, end in blocks:
+        lead = start - 1 if start > 0 and not any(a <= start - 1 <= b for a, b in blocks) else start
+        if lead <= si < end:
+            lines = [t for t in sentences[start + 1:end] if any(ch.isalnum() for ch in t)]
+            whole = " ".join([*sentences[lead:start], *lines])
+            return whole if lines and len(whole) <= BLOCK_MAX_CHARS else ""
+    return ""

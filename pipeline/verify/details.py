@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.text import stem, words
+from pipeline.text import FENCE, stem, words
 from pipeline.verify.lemmas import lemmas
 from pipeline.verify.meaning import ANSWER_WORD, CONTENT_POS, parse
 
@@ -26,12 +26,21 @@ _GENERIC = frozenset(
 )
 
 
+# Words an answer uses to describe a command example and its output ("the response returns a UUID
+# and shows its State"): the documents show the example rather than say them.
+_EXAMPLE_WORDS = frozenset(
+    "example examples command commands run runs ran call calls called invocation output outputs response "
+    "responses return returns returned result results show shows showed shown display displays print prints "
+    "printed entry entries field fields key keys value values line lines object objects".split()
+)
+
+
 def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> str:
     """The words of the longest run of the claim's content that no passage (nor the question, `given`)
     states, when the claim adds something: a run of at least two content words, or three content
     words in all, or two in a clause that concedes or explains ("…, because synchronous handlers
     aren't supported"), which then wins. '' when everything it says is there (by word, lemma or stem)."""
-    known: set[str] = set()
+    known: set[str] = set(_EXAMPLE_WORDS) if any(FENCE.search(p) for p in passages) else set()
     for text in [*passages, given]:
         for w in words(text):
             known.add(w)

@@ -123,8 +123,8 @@ def _narrower(a, b) -> bool:
                 and any(w.lower_ in _RELATIVE for w in c.subtree)]
     for clause in clauses:
         words = {_word(w) for w in clause.subtree if w.pos_ in CONTENT_POS and not w.is_stop}
-        if words - said:
-            return True
+        if len(words - said) > len(words & said):  # "the change that broke .gitignore matching" is the
+            return True  # claim's "earlier change to .gitignore matching": most of its words said there
     return False
 
 

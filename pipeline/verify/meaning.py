@@ -29,7 +29,8 @@ _NEG_WORDS = (NEGATION_WORDS - {"no", "none"}) | {"n't"}  # as a dependent ("no"
 ANSWER_WORD = re.compile(r"^\s*(?:no|yes|neither(?:,? necessarily)?|both|not always|not quite|not exactly|not really|(?:usually|generally|normally|"
                          r"typically|probably|mostly|often|rarely|certainly|definitely|absolutely|unfortunately) (?:not|no|yes)"
                          r"|not (?:necessarily|by default|directly|entirely|automatically|yet|as such|on its own|out of the box"
-                         r"|in general|usually|always|completely|fully)|partly|partially|mostly|in short|short answer)"
+                         r"|in general|usually|always|completely|fully)|partly|partially|mostly|in short|short answer"
+                         r"|not (?:with|without|in|on|from|by|via|using|through|for|at) [^,:;.]{1,40})"  # "Not with a plain rb, …"
                          r"\b[,:;.!]\s*", re.IGNORECASE)
 # Negation words that negate nothing where they stand: "no matter which directory", "not only … but",
 # a bound ("no more than 72 characters"), and a "not" that sets an alternative aside after a comma, as
@@ -201,8 +202,14 @@ def conditions(doc, unless: bool = False) -> set[int]:
     marks = _CONDITIONS | {"unless"} if unless else _CONDITIONS
     found = set(_opening_condition(doc))
     for t in doc:
-        if t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in marks for c in t.children):
+        mark = next((c for c in t.children if c.dep_ in ("mark", "advmod") and c.lower_ in marks), None)
+        if t.dep_ == "advcl" and mark is not None:
             found.update(w.i for w in t.subtree)
+            if mark.i > t.head.i and t.head.pos_ in ("VERB", "AUX"):  # a condition after the verb it qualifies runs to the sentence's end, however
+                end = t.sent.end  # its alternatives were attached ("if A, B, or C doesn't")
+                while end - 1 > mark.i and doc[end - 1].is_punct:
+                    end -= 1
+                found.update(range(mark.i, end))
     return found
 
 

@@ -1,8 +1,9 @@
 """Names in place: the name an evidence sentence has where a claim has another ("conducted in
 Google Meet" / "in Microsoft Teams", "nodejs/build" / "nodejs/admin"), the class a reference section is
-titled by, an option's default the source gives otherwise ("follow_symlink=False"), and the code name
-a source writes where a claim has a plain word ("the `console` pool" / "the interactive pool"), and a
-list with one item swapped. String rules over `pipeline.names` (the list rule also asks the cached parse
+titled by, an option's default the source gives otherwise ("follow_symlink=False"), the code name
+a source writes where a claim has a plain word ("the `console` pool" / "the interactive pool"), a
+list with one item swapped, and an example's option or output key given another value
+("--invocation-type Event", "MemorySize": 128). String rules over `pipeline.names` (the list rule also asks the cached parse
 which words are nouns); no I/O.
 """
 
@@ -272,3 +273,52 @@ def _nouns(text: str, found: list[str]) -> bool:
 def _name_like(text: str, item: tuple[str, ...]) -> bool:
     """Whether a list item is written as a name in `text` (a capital, digit or code mark)."""
     return any(n.key in {w.lower() for w in item} or any(w in n.text.lower() for w in item) for n in namelib.names(text))
+
+
+# An option with its value as commands are written ("--invocation-type Event", "--runtime=nodejs22.x"),
+# and a key with its value as example output writes it ("MemorySize": 128, "State": "Creating").
+_OPTION_VALUE = re.compile(r"(?<![\w-])(--[a-z][\w-]*)(?:[ =]+)([\w$./][^\s,;()`'\"\\]*)")
+_KEY_VALUE = re.compile(r'"([A-Za-z]\w*)"\s*:\s*"?([\w$][^",}\]\n]*?)"?\s*(?=[,}\]\n]|$)')
+_PLACEHOLDER = re.compile(r"\.\.\.|…|[<>|\[\]{}]")  # "<set>", "S3Bucket=...": a value left to the reader
+# How an answer joins a key to its value: "MemorySize of 128", "State as Creating", "Timeout is 3".
+_JOIN = re.compile(r"\s+(?:of|as|is|was|set to|to|=|:)\s+|\s+")
+
+
+def _example_values(passage: str) -> dict[str, dict[str, str]]:
+    """Each option's and each output key's values in the passage's examples: {key: {value in lower
+    case: value as written}}; options by their name in lower case, output keys as written."""
+    found: dict[str, dict[str, str]] = {}
+    for key, value in [*((k.lower(), v) for k, v in _OPTION_VALUE.findall(passage)), *_KEY_VALUE.findall(passage)]:
+        value = value.strip().rstrip(".")
+        if not _PLACEHOLDER.search(value):
+            found.setdefault(key, {})[value.lower()] = value
+    return found
+
+
+def _value_like(word: str) -> bool:
+    """Whether a word after a key reads as its value: a number, a code or a capitalised word, not a
+    word of the sentence ("the Runtime along with …")."""
+    return word.lower() not in FUNCTION_WORDS and (word[:1].isupper() or any(not c.isalpha() for c in word))
+
+
+def value_swapped(claim: str, passage: str) -> tuple[str, str]:
+    """(the claim's value, the evidence's key and value) where the claim gives an option or an output key
+    of the passage's examples a value the passage never has: "--invocation-type Asynchronous" where the
+    example runs "--invocation-type Event", "a MemorySize of 1024" where its output has "MemorySize": 128.
+    ('', '') otherwise, and where the examples give that key more than one value."""
+    examples = _example_values(passage)
+    if not examples:
+        return "", ""
+    lower = passage.lower()
+    pairs = [(m.group(1).lower(), m.group(2)) for m in _OPTION_VALUE.finditer(claim)]
+    for key in (k for k in examples if not k.startswith("--")):
+        pairs += [(key, m.group(1)) for m in re.finditer(rf"(?<![\w-]){re.escape(key)}(?:{_JOIN.pattern})([\w$][\w.:$-]*)", claim)]
+    for key, written in pairs:
+        value = written.rstrip(".:")
+        theirs = examples.get(key, {})
+        if len(theirs) != 1 or not _value_like(value) or _PLACEHOLDER.search(written) or value.lower() in theirs \
+                or re.search(rf"(?<![\w.-]){re.escape(value.lower())}(?![\w-])", lower):
+            continue
+        (their,) = theirs.values()
+        return value, f"{key} {their}" if key.startswith("--") else f"{key}: {their}"
+    return "", ""

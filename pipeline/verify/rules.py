@@ -29,6 +29,10 @@ CONTRADICTED_CONFIDENCE = 0.15  # upper bound on the confidence of a CONTRADICTE
 # by this rule; on perturbed/open.jsonl it fires for 1.5% of true claims and 0.3% of swapped ones.)
 RESTATEMENT_SIMILARITY = 0.75
 RESTATEMENT_CONFIDENCE = 0.9
+# A claim whose every name and value (two at least) one code example of its evidence holds ("the
+# response shows its State as Updating" beside `"State": "Updating"`), with nothing else added, is
+# SUPPORTED: the combiner reads a JSON line as unlike any English sentence.
+CODE_BACKED_CONFIDENCE = 0.7
 # A near-restatement (at least this share of the claim's content words in the evidence, aligned cosine
 # at least this) whose negation or direction is the opposite of the aligned sentence's ("never" /
 # "was", "increases" / "reduces") is CONTRADICTED. On perturbed/open.jsonl it fires for 1 of 331 true claims.
@@ -137,6 +141,8 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
     6. A predicate the evidence negates or reverses about the same subject → CONTRADICTED, quoting
        the evidence's words; so is a near-restatement whose negation or direction is opposite.
     7. A restatement of an evidence sentence → SUPPORTED.
+    7b. Every name and value of the claim in one code example of its evidence, nothing added →
+       SUPPORTED (checked after 8 and 8b).
     8. A name of the same type that differs, in a less similar sentence → UNCERTAIN at most.
     8b. In a claim the answer attributes to a source: a negation or direction that differs from the
        sentence the claim is about ("slower than" / "more performant than"), where the claim also says
@@ -186,6 +192,8 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
     if a.cited and (a.features.get("negation_mismatch") or a.features.get("direction_mismatch")) \
             and similarity >= FLIP_MIN_SIMILARITY:
         return capped(p, f"the source says otherwise: {_quote(a.sentence)}", unstated)
+    if a.code_backed and not a.extra:  # a code example's names and values, in the answer's words
+        return verdict(Label.SUPPORTED, max(p, CODE_BACKED_CONFIDENCE))
     if _capped(a, options):
         return capped(p, f"the sources never state {unstated}" if unstated else "the sources only partly back this",
                       unstated)
