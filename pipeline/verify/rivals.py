@@ -281,7 +281,10 @@ _OPTION_VALUE = re.compile(r"(?<![\w-])(--[a-z][\w-]*)(?:[ =]+)([\w$./][^\s,;()`
 _KEY_VALUE = re.compile(r'"([A-Za-z]\w*)"\s*:\s*"?([\w$][^",}\]\n]*?)"?\s*(?=[,}\]\n]|$)')
 _PLACEHOLDER = re.compile(r"\.\.\.|…|[<>|\[\]{}]")  # "<set>", "S3Bucket=...": a value left to the reader
 # How an answer joins a key to its value: "MemorySize of 128", "State as Creating", "Timeout is 3".
-_JOIN = re.compile(r"\s+(?:of|as|is|was|set to|to|=|:)\s+|\s+")
+_JOIN = r"(?:\s+(?:of|as|is|was|set to|to|=|:)\s+|\s+)"
+# Every word of a claim followed by what may be its value (a lookahead: "its State as Creating" reads
+# "its State" and "State as Creating"); output keys are matched as written.
+_KEY_THEN_VALUE = re.compile(rf"(?<![\w-])(?=([A-Za-z]\w*){_JOIN}([\w$][\w.:$-]*))")
 
 
 def _example_values(passage: str) -> dict[str, dict[str, str]]:
@@ -311,8 +314,7 @@ def value_swapped(claim: str, passage: str) -> tuple[str, str]:
         return "", ""
     lower = passage.lower()
     pairs = [(m.group(1).lower(), m.group(2)) for m in _OPTION_VALUE.finditer(claim)]
-    for key in (k for k in examples if not k.startswith("--")):
-        pairs += [(key, m.group(1)) for m in re.finditer(rf"(?<![\w-]){re.escape(key)}(?:{_JOIN.pattern})([\w$][\w.:$-]*)", claim)]
+    pairs += [(m.group(1), m.group(2)) for m in _KEY_THEN_VALUE.finditer(claim) if m.group(1) in examples]
     for key, written in pairs:
         value = written.rstrip(".:")
         theirs = examples.get(key, {})
