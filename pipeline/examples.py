@@ -19,7 +19,9 @@ from pipeline.text import QUERY_STOPWORDS, stem
 from pipeline.types import Hit
 
 MAX_EXAMPLE_LINES = 25  # a longer block is a program, not an example of one call
-_HOW_TO = re.compile(r"^\s*how (?:do|can|could|should|would|might) (?:i|we|you|one)\b|^\s*how to\b", re.I)
+# at the question's start or after the context it opens with ("Our topic must trigger it. How do I …",
+# "After a release, how do we …")
+_HOW_TO = re.compile(r"(?:^|[.?!,;:]\s+)\s*how (?:(?:do|can|could|should|would|might) (?:i|we|you|one)|to)\b", re.I)
 FENCED = re.compile(r"^([ \t]*)(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1\2[ \t]*$", re.S | re.M)
 _CODE_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,7 +13,8 @@ from pipeline.answer_types import ANSWER_TYPES, answer_types, sentence_names
 from pipeline.chunking import plain_text
 from pipeline.embed import Embedder
 from pipeline.examples import asks_how, best_example
-from pipeline.text import ENDS_SENTENCE, LIST_ITEM, split_sentences
+from pipeline.prose import DEFAULT_FIELD, Unit, prose_units
+from pipeline.text import ENDS_SENTENCE
 from pipeline.types import IDK, Hit, Source
 
 log = logging.getLogger(__name__)
@@ -59,107 +60,6 @@ def user_prompt(question: str, hits: Sequence[Hit], chunk_number: dict[str, int]
 def generate_llm(llm, question: str, hits: Sequence[Hit], chunk_number: dict[str, int], max_tokens: int = 700) -> str:
     """The LLM's grounded draft (raises pipeline.llm.LLMError when the endpoint fails)."""
     return llm.complete(SYSTEM_PROMPT, user_prompt(question, hits, chunk_number), max_tokens=max_tokens).strip()
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One sentence of a chunk's prose; a list item's sentences know their list's lead-in (an index
-    into the same unit list, or -1)."""
-
-    text: str
-    item: bool = False
-    lead: int = -1
-    first: bool = True  # the first sentence of its paragraph or list item
-    code: bool = False  # a code block follows it
-
-
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-
-
-_TRAILING_ASIDE = re.compile(r"^\([^()]*[^()\s.!?\"'”’]\)[.!?]*$")  # "(6 months or 1 year).", not "(See below.)"
-
-
-def _whole(pieces: list[str]) -> list[str]:
-    """Sentences rejoined where the rule-based split cut one: inside a code span (an odd number of
-    backticks so far), before a parenthesis that only closes the sentence before it ("How long is
-    the term? (6 months or 1 year)."), or before a default that completes it ("… retained.
-    Default: `30`.")."""
-    out: list[str] = []
-    for piece in pieces:
-        if out and (out[-1].count("`") % 2 or _TRAILING_ASIDE.match(piece) or _DEFAULT_FIELD.match(piece)):
-            out[-1] = f"{out[-1]} {piece}"
-        else:
-            out.append(piece)
-    return out
-
-
-# A task list's box and an escaped step number ("[ ] 2\\. **Review of Reports:**"), and a table of
-# contents' entry ("[7. Propose release on GitHub](#7-propose-release-on-github)").
-_TASK_BOX = re.compile(r"^\[[ xX]\]\s+(?:\d+\\?\.\s+)?")
-_TOC_ENTRY = re.compile(r"^(?:\[[^\]\n]*\]\([^)\s#]*#[^)\s]*\)\s*)+$")  # (#anchor), or (page.md#anchor) once resolved
-
-
-def prose_units(text: str) -> list[Unit]:
-    """The sentences of a chunk's prose in reading order: wrapped lines joined, list items kept
-    apart (each with its lead-in), code, headings and table rows dropped."""
-    units: list[Unit] = []
-    buffer: list[str] = []
-    state = {"item": False, "list": False, "lead": -1, "blank": False, "fence": "", "heading": False}
-
-    def flush() -> None:
-        if buffer:
-            for k, sentence in enumerate(_whole(split_sentences(" ".join(" ".join(buffer).split())))):
-                units.append(Unit(sentence, state["item"], state["lead"] if state["item"] else -1, k == 0))
-            buffer.clear()
-
-    def code_follows() -> None:
-        if units and not state["heading"]:
-            units[-1] = replace(units[-1], code=True)
-
-    for line in text.split("\n"):
-        if match := _FENCE.match(line):
-            flush()
-            if not state["fence"]:
-                code_follows()
-            mark = match.group(1)
-            state["fence"] = "" if state["fence"] and mark[0] == state["fence"][0] else (state["fence"] or mark)
-            continue
-        if state["fence"]:
-            continue
-        if not line.strip():
-            flush()
-            state["blank"] = True
-            continue
-        indented = line.startswith(("    ", "\t"))
-        state["heading"] = False
-        if line.lstrip().startswith(("#", "|")) and not indented:
-            flush()
-            state.update(list=False, item=False, heading=True)
-        elif LIST_ITEM.match(line) and (state["list"] or not indented):
-            flush()
-            if not state["list"]:
-                last = units[-1] if units else None
-                state["lead"] = len(units) - 1 if last and not last.item and last.text.endswith(":") else -1
-            state.update(list=True, item=True)
-            item = _TASK_BOX.sub("", LIST_ITEM.sub("", line))
-            if not _TOC_ENTRY.match(item):  # a table of contents' entry is navigation, not prose
-                buffer.append(item)
-        elif indented and not state["list"] and (state["blank"] or not buffer):
-            flush()  # an indented code block
-            code_follows()
-        else:
-            if state["blank"] and not indented and state["list"]:
-                flush()
-                state.update(list=False, item=False)
-            buffer.append(line.strip())
-        state["blank"] = False
-    flush()
-    return [u for u in units if len(u.text) >= 3]
-
-
-def prose_sentences(text: str) -> list[str]:
-    """The sentences of a chunk's prose (see `prose_units`) that are long enough to quote."""
-    return [u.text for u in prose_units(text) if len(u.text) >= 20]
 
 
 def has_value(sentence: str, types: Sequence[str], question: str = "") -> bool:
@@ -251,7 +151,11 @@ def _cut(c: _Candidate, hits: Sequence[Hit]) -> bool:
 
 
 # A sentence that opens with one of these leans on the sentence before it.
-_LEANS_BACK = re.compile(r"^(?:this|that|these|those|it|they|such)\b(?! (?:page|section|guide|document)\b)", re.I)
+# ("It is recommended to …" leans on nothing: its "it" stands for the clause that follows.)
+_LEANS_BACK = re.compile(r"^(?:(?:this|that|these|those|they|such)\b(?! (?:page|section|guide|document)\b)"
+                         r"|it\b(?!(?:'s| is| was) (?:\w+ly )?(?:not )?(?:recommended|important|possible|necessary|advisable"
+                         r"|required|best|worth|useful|helpful|common|easy|hard|difficult|good|better|safe|likely|unlikely"
+                         r"|expected|suggested|preferred|encouraged|essential|critical)\b))", re.I)
 
 
 def _leans_back(c: _Candidate) -> bool:
@@ -300,7 +204,7 @@ def _group(c: _Candidate) -> list[int]:
         span = _item_span(units, order)
         group += [k for k in range(span.start, min(span.stop, order + 3)) if k != order]
     elif order + 1 < len(units) and not units[order + 1].first and not units[order + 1].item \
-            and _CONTINUES.match(units[order + 1].text):
+            and (_CONTINUES.match(units[order + 1].text) or _LEANS_BACK.match(plain_text(units[order + 1].text))):
         group.append(order + 1)
     if c.text.endswith(":") and not c.unit.item:
         group += [k for k, u in enumerate(units) if u.item and u.lead == order][:6]
@@ -317,15 +221,11 @@ def _section_value(hit: Hit, types: Sequence[str]) -> str:
     return ""
 
 
-# A reference entry's default field ("* Default: 15", "- **Default:** `false`"): the value belongs to
-# the entry's sentences ("The maximum number of connections to use per origin.").
-_DEFAULT_FIELD = re.compile(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*\S", re.I)
-
 
 def _field(hit: Hit, units: Sequence[Unit], types: Sequence[str], question: str) -> str:
     """The hit's default field carrying a value of `types`, led by the entry's name (its deepest
     heading): "`maxsockets` default: 15"; or ""."""
-    fields = [u.text for u in units if u.item and _DEFAULT_FIELD.match(u.text)]
+    fields = [u.text for u in units if u.item and DEFAULT_FIELD.match(u.text)]
     if len(fields) != 1 or not has_value(fields[0], types, question):
         return ""
     value = re.sub(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*", "", fields[0], flags=re.I).rstrip(" .")
@@ -334,6 +234,56 @@ def _field(hit: Hit, units: Sequence[Unit], types: Sequence[str], question: str)
         return ""
     name = f"`{name.strip('`')}`" if " " not in name else name[0].upper() + name[1:]
     return f"{name} default: {value}"
+
+
+# The line that introduces an example's output ("Output:", "This prints:", "Result:").
+_OUTPUT_LEAD = re.compile(r"^(?:(?:example |sample |the )?(?:output|result|response)s?"
+                          r"|(?:this|which|it) (?:outputs|prints|returns|produces|displays|shows|logs))\b[^.!?]{0,30}:$", re.I)
+
+
+def _example_of(units: Sequence[Unit], lead: int) -> str:
+    """The code example unit `lead` introduces, with its output when the unit after it introduces
+    that ("Output:" and the block that follows it)."""
+    text = units[lead].example
+    after = lead + 1
+    if after < len(units) and units[after].example and _OUTPUT_LEAD.match(plain_text(units[after].text)):
+        text += f"\n\n{units[after].text}\n{units[after].example}"
+    return text
+
+
+# The names code writes: an option (`--expires-in`), a snake_case or camelCase identifier, a key.
+_CODE_NAME = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[A-Za-z][a-z0-9]*[A-Z]\w*")
+
+
+def _example_has_value(example: str, types: Sequence[str], question: str) -> bool:
+    """Whether a code example holds a value of `types`; a name counts in the forms code writes it
+    (`_CODE_NAME`) as well as prose's, when the question does not already say it."""
+    if "name" in types and any(not _tokens(n) <= _tokens(question) for n in _CODE_NAME.findall(example)):
+        return True
+    return has_value(example, types, question)
+
+
+# A sentence that announces the example after it ("The following command …", "For example:").
+_INTRODUCES = re.compile(r"\b(?:the following|as follows|for (?:example|instance)|below|like this|examples?)\b|:$", re.I)
+
+
+def _led_example(units_of: Mapping[int, Sequence[Unit]], picked: Sequence[tuple[int, int]], hits: Sequence[int],
+                 types: Sequence[str], question: str) -> tuple[int, int] | None:
+    """Of the first chunk (`hits`, in answer order) that has one: the first quoted unit (`picked`:
+    (hit, order)) that announces a code example (`_INTRODUCES`) holding a value of `types`, else the first unit
+    right after a quoted one that does ("**Example 2: …**" then "The following command …") and says
+    nothing a quoted unit says; as (hit, order), or None."""
+    said = [_tokens(units_of[h][o].text) for h, o in picked]
+    for hit in hits:
+        units = units_of[hit]
+        for step in (0, 1):  # a quoted unit's own example first
+            for lead in sorted(o + step for h, o in picked if h == hit):
+                if lead < len(units) and units[lead].example and not units[lead].item \
+                        and _INTRODUCES.search(plain_text(units[lead].text)) \
+                        and (not step or not any(near_duplicate(_tokens(units[lead].text), t) for t in said)) \
+                        and _example_has_value(_example_of(units, lead), types, question):
+                    return hit, lead
+    return None
 
 
 def _carries(c: _Candidate, types: Sequence[str], question: str) -> bool:
@@ -426,10 +376,15 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     group_score: dict[int, float] = {}
     for (hit, _), score in picked.items():
         group_score[hit] = max(group_score.get(hit, -9.0), score)
+    shown: dict[tuple[int, int], str] = {}  # (hit, unit order) -> the code example shown after that unit
+    if types and (lead := _led_example(units_of, list(picked), sorted(group_score, key=lambda h: -group_score[h]), types, question)):
+        # a value question: the example a quoted sentence introduces, when it holds such a value
+        picked.setdefault(lead, group_score[lead[0]])
+        shown[lead] = _example_of(units_of[lead[0]], lead[1])
     source_of = {c.hit: c.source for c in all_candidates}
     parts: list[str] = []
     taken: list[frozenset[str]] = []
-    in_item = False
+    in_item = after_block = False
     for hit in sorted(group_score, key=lambda h: -group_score[h]):
         orders = sorted(o for h, o in picked if h == hit)
         label = labels[hit]
@@ -451,13 +406,20 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
                 continue
             taken.append(key)
             text = f"{_as_sentence(unit)} [{source_of[hit]}]"
-            if unit.item and (unit.first or not in_item) or (in_item and not unit.item):
+            if after_block:
+                joint = "\n\n"
+            elif unit.item and (unit.first or not in_item) or (in_item and not unit.item):
                 joint = "\n" if parts else ""  # each list item on its own line, and the prose after a list
             else:
                 joint = " " if parts else ""
             parts.append(joint + text)
-            in_item = unit.item
+            in_item, after_block = unit.item, (hit, order) in shown
+            if after_block:
+                parts.append("\n\n" + shown[(hit, order)])
     quoted = {source_of[h] for h in group_score}
-    if parts and asks_how(question) and (example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])):
-        parts.append("\n\n" + example)  # a how-to answer shows the call (pipeline.examples)
+    if parts and not shown and asks_how(question) and (
+            example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])):
+        # a how-to answer shows the call (pipeline.examples), and its output where the page shows it
+        lead = next(((h, k) for h, units in units_of.items() for k, u in enumerate(units) if u.example == example), None)
+        parts.append("\n\n" + (_example_of(units_of[lead[0]], lead[1]) if lead else example))
     return "".join(parts) if parts else IDK

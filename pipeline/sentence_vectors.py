@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.evidence import hit_to_evidence
-from pipeline.generate import prose_units
+from pipeline.prose import prose_units
 from pipeline.text import markdown_sentences
 from pipeline.types import Chunk, Hit
 from pipeline.verify.candidates import whole_list

@@ -21,10 +21,10 @@ from pipeline.generate import (
     generate_extractive,
     has_value,
     number_sources,
-    prose_units,
 )
 from pipeline.ingest import load_source
 from pipeline.markup import Site, split_front_matter, to_markdown
+from pipeline.prose import prose_units
 from pipeline.types import Answer, Document, Hit, Question, Source
 
 JEKYLL = """---

@@ -13,6 +13,7 @@ from pipeline.chunking import chunk_document
 from pipeline.claims import extract_claims
 from pipeline.examples import MAX_EXAMPLE_LINES, asks_how, best_example, code_blocks, code_terms
 from pipeline.generate import generate_extractive, number_sources
+from pipeline.prose import prose_units
 from pipeline.types import Answer, Chunk, Document, Hit
 
 TEMPLATES = """# Templates
@@ -56,6 +57,9 @@ def test_how_to_questions():
     assert asks_how("How to set a cookie?") and asks_how("How should I hash passwords?")
     assert not asks_how("How many files are accepted?") and not asks_how("What does render do?")
     assert not asks_how("How long do sessions last?")
+    assert asks_how("Our topic must trigger a function. How do I grant that?")  # after the context it opens with
+    assert asks_how("After a release, how do we point the alias at it?")
+    assert not asks_how("We know how to deploy. Is it fast?") and not asks_how("Is this how we do it?")
 
 
 def test_code_blocks_are_whole_fenced_examples():
@@ -111,3 +115,69 @@ def test_posted_code_blocks_are_never_left_open():
     assert [line for p in split_text(text, 1000) for line in p.split("\n") if line.startswith("value_")] == \
         [line for line in code.split("\n") if line.startswith("value_")]  # nothing lost or doubled
     assert balance_fences(["no code", "at all"]) == ["no code", "at all"]
+
+
+# The shape of a command reference page (the AWS CLI's examples): a title, a sentence that
+# introduces a command, the command, and its output.
+PRESIGN = """**Example 1: To create a pre-signed URL with the default lifetime**
+
+The following `presign` command generates a pre-signed URL that is valid for one hour.
+
+```
+aws s3 presign s3://bucket/report.txt
+```
+
+Output:
+
+```
+https://bucket.s3.amazonaws.com/report.txt?X-Amz-Expires=3600
+```
+
+**Example 2: To create a pre-signed URL with a custom lifetime**
+
+The following `presign` command generates a pre-signed URL that is valid for one week.
+
+```
+aws s3 presign s3://bucket/report.txt \\
+    --expires-in 604800
+```
+
+Output:
+
+```
+https://bucket.s3.amazonaws.com/report.txt?X-Amz-Expires=604800
+```
+"""
+
+
+def test_a_sentence_keeps_the_short_code_block_it_introduces():
+    units = prose_units(PRESIGN)
+    leads = [u for u in units if u.example]
+    assert [u.text for u in leads] == [
+        "The following `presign` command generates a pre-signed URL that is valid for one hour.", "Output:",
+        "The following `presign` command generates a pre-signed URL that is valid for one week.", "Output:"]
+    assert leads[2].example == "```\naws s3 presign s3://bucket/report.txt \\\n    --expires-in 604800\n```"
+    assert not units[0].example  # a title introduces the sentence, not the block
+    long_block = "Run this:\n\n```\n" + "x = 1\n" * (MAX_EXAMPLE_LINES + 1) + "```\n"
+    assert prose_units(long_block)[0].code and not prose_units(long_block)[0].example  # a program, not an example
+    assert not [u for u in prose_units("# Setup\n\n```\npip install x\n```\n") if u.example]  # a heading leads nothing
+
+
+def test_a_value_question_shows_the_example_its_sentence_introduces_with_its_output(embedder):
+    hits = [_hit(PRESIGN)]
+    answer = generate_extractive("Which flag keeps a presigned URL working for a whole week?", hits,
+                                 number_sources(hits)[1], embedder)
+    week = answer.index("valid for one week.")
+    assert answer.index("--expires-in 604800", week) < answer.index("Output:", week) < answer.index("X-Amz-Expires=604800", week)
+    assert "X-Amz-Expires=3600" not in answer  # the other example is not shown
+    assert not extractive_flags(answer)["fragment"]
+    plain = generate_extractive("What does a pre-signed URL link to?", hits, number_sources(hits)[1], embedder)
+    assert "```" not in plain  # a question that asks for no value and how to do nothing gets no code
+
+
+def test_a_how_to_example_comes_with_its_output(embedder):
+    hits = [_hit(PRESIGN)]
+    answer = generate_extractive("How do I presign an object with --expires-in?", hits, number_sources(hits)[1], embedder)
+    code = answer[answer.index("```"):]
+    assert code.startswith("```\naws s3 presign s3://bucket/report.txt \\\n    --expires-in 604800\n```")
+    assert code.endswith("Output:\n```\nhttps://bucket.s3.amazonaws.com/report.txt?X-Amz-Expires=604800\n```")

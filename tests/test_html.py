@@ -3,8 +3,8 @@ definition lists as terms leading their descriptions, tables as rows, admonition
 
 from __future__ import annotations
 
-from pipeline.generate import prose_units
 from pipeline.html import html_to_markdown
+from pipeline.prose import prose_units
 
 # The shape of a DocBook page (Valgrind's manual, the Linux and GNOME docs): a navigation table, a
 # table of contents, sections, an option list, a screen dump, a note.

@@ -9,7 +9,7 @@ from bot.app import build, stage_options
 from config.settings import load_settings
 from pipeline.claims import extract_claims
 from pipeline.evidence import hit_to_evidence, kb_evidence_batch
-from pipeline.generate import prose_units
+from pipeline.prose import prose_units
 from pipeline.sentence_vectors import SentenceVectors, chunk_texts
 from pipeline.types import Chunk, Hit, Question
 from pipeline.verify import verify_claims

@@ -1,0 +1,120 @@
+"""The sentences of a chunk's prose, in reading order: wrapped lines joined, list items kept apart
+with their lead-in, code blocks, headings and table rows left out (each sentence knows whether a
+code block follows it, and keeps that block when it is short enough to show). The extractive answer
+(`pipeline.generate`) quotes them; `pipeline.sentence_vectors` embeds them. Pure text; no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from pipeline.examples import code_blocks
+from pipeline.text import LIST_ITEM, split_sentences
+
+# A reference entry's default field ("* Default: 15", "- **Default:** `false`"): the value belongs to
+# the entry's sentences ("The maximum number of connections to use per origin.").
+DEFAULT_FIELD = re.compile(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*\S", re.I)
+
+@dataclass(frozen=True)
+class Unit:
+    """One sentence of a chunk's prose; a list item's sentences know their list's lead-in (an index
+    into the same unit list, or -1)."""
+
+    text: str
+    item: bool = False
+    lead: int = -1
+    first: bool = True  # the first sentence of its paragraph or list item
+    code: bool = False  # a code block follows it
+    example: str = ""  # that block, when it is fenced and short enough to show (`pipeline.examples.code_blocks`)
+
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+_TRAILING_ASIDE = re.compile(r"^\([^()]*[^()\s.!?\"'”’]\)[.!?]*$")  # "(6 months or 1 year).", not "(See below.)"
+
+
+def _whole(pieces: list[str]) -> list[str]:
+    """Sentences rejoined where the rule-based split cut one: inside a code span (an odd number of
+    backticks so far), before a parenthesis that only closes the sentence before it ("How long is
+    the term? (6 months or 1 year)."), or before a default that completes it ("… retained.
+    Default: `30`.")."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and (out[-1].count("`") % 2 or _TRAILING_ASIDE.match(piece) or DEFAULT_FIELD.match(piece)):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+# A task list's box and an escaped step number ("[ ] 2\\. **Review of Reports:**"), and a table of
+# contents' entry ("[7. Propose release on GitHub](#7-propose-release-on-github)").
+_TASK_BOX = re.compile(r"^\[[ xX]\]\s+(?:\d+\\?\.\s+)?")
+_TOC_ENTRY = re.compile(r"^(?:\[[^\]\n]*\]\([^)\s#]*#[^)\s]*\)\s*)+$")  # (#anchor), or (page.md#anchor) once resolved
+
+
+def prose_units(text: str) -> list[Unit]:
+    """The sentences of a chunk's prose in reading order: wrapped lines joined, list items kept
+    apart (each with its lead-in), code, headings and table rows dropped."""
+    units: list[Unit] = []
+    buffer: list[str] = []
+    block: list[str] = []  # the fenced block being read, fences included
+    state = {"item": False, "list": False, "lead": -1, "blank": False, "fence": "", "heading": False, "led": -1}
+
+    def flush() -> None:
+        if buffer:
+            for k, sentence in enumerate(_whole(split_sentences(" ".join(" ".join(buffer).split())))):
+                units.append(Unit(sentence, state["item"], state["lead"] if state["item"] else -1, k == 0))
+            buffer.clear()
+
+    def code_follows() -> None:
+        if units and not state["heading"]:
+            units[-1] = replace(units[-1], code=True)
+
+    for line in text.split("\n"):
+        if match := _FENCE.match(line):
+            flush()
+            if not state["fence"]:
+                code_follows()
+                state["led"] = len(units) - 1 if units and not state["heading"] else -1
+                block.clear()
+            block.append(line)
+            mark = match.group(1)
+            state["fence"] = "" if state["fence"] and mark[0] == state["fence"][0] else (state["fence"] or mark)
+            if not state["fence"] and state["led"] >= 0 and (shown := code_blocks("\n".join(block))):
+                units[state["led"]] = replace(units[state["led"]], example=shown[0])
+            continue
+        if state["fence"]:
+            block.append(line)
+            continue
+        if not line.strip():
+            flush()
+            state["blank"] = True
+            continue
+        indented = line.startswith(("    ", "\t"))
+        state["heading"] = False
+        if line.lstrip().startswith(("#", "|")) and not indented:
+            flush()
+            state.update(list=False, item=False, heading=True)
+        elif LIST_ITEM.match(line) and (state["list"] or not indented):
+            flush()
+            if not state["list"]:
+                last = units[-1] if units else None
+                state["lead"] = len(units) - 1 if last and not last.item and last.text.endswith(":") else -1
+            state.update(list=True, item=True)
+            item = _TASK_BOX.sub("", LIST_ITEM.sub("", line))
+            if not _TOC_ENTRY.match(item):  # a table of contents' entry is navigation, not prose
+                buffer.append(item)
+        elif indented and not state["list"] and (state["blank"] or not buffer):
+            flush()  # an indented code block
+            code_follows()
+        else:
+            if state["blank"] and not indented and state["list"]:
+                flush()
+                state.update(list=False, item=False)
+            buffer.append(line.strip())
+        state["blank"] = False
+    flush()
+    return [u for u in units if len(u.text) >= 3]
