@@ -195,7 +195,7 @@ def _as_sentence(unit: Unit) -> str:
 def _group(c: _Candidate) -> list[int]:
     """The units a chosen sentence brings, by order in its chunk: a list item its lead-in and the
     whole item ("`size` - The limit. Defaults to `500`."), a lead-in its items, a sentence the next
-    one when that one finishes its thought."""
+    one when that one finishes its thought ("In this case, …") or leans on it ("It is …", "This …")."""
     units, order = c.chunk_units, c.order
     group = [order]
     if c.unit.item:
@@ -321,12 +321,14 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     one, the best sentence of the `best_chunks` that does comes second, if it shares the best
     sentence's chunk or scores above the median; once a figure, date or default is given, two
     sentences are enough. A kept list item brings its lead-in and the whole item, a kept lead-in
-    its items, a sentence the next one when that one finishes its thought ("In this case, …");
-    when the value is in the section's heading rather than its sentences (a release's version),
+    its items, a sentence the next one when that one finishes its thought or leans on it ("In
+    this case, …", "It is generated since 20.2."); when the value is in the section's heading rather than its sentences (a release's version),
     the heading leads them; when it is in the entry's default field ("* Default: 15"), the entry's
     name and default lead them. They are ordered by relevance, chunk by chunk, and by reading order
-    within a chunk. A how-to question's answer ends with the code block of the quoted documents'
-    chunks that best matches it (`pipeline.examples.best_example`)."""
+    within a chunk. A value question whose quoted sentence announces a code example that holds such
+    a value shows that example, with its output, right after the sentence (`_led_example`); otherwise
+    a how-to question's answer ends with the code block of the quoted documents' chunks that best
+    matches it (`pipeline.examples.best_example`), with its output."""
     all_candidates = _candidates(hits, chunk_number)
     copies: dict[frozenset[str], _Candidate] = {}
     for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
