@@ -11,11 +11,10 @@ import re
 
 from markdown_it import MarkdownIt
 
-from pipeline.text import LIST_ITEM, MD_LINK, split_sentences, unescaped
+from pipeline.text import FENCE, LIST_ITEM, MD_LINK, split_sentences, unescaped
 from pipeline.types import Chunk, Document, content_hash
 
 _CODE_START = re.compile(r"^(?:\s*(?:`{3,}|~{3,})|    |\t)")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 def sections(text: str) -> list[tuple[tuple[str, ...], str]]:
@@ -55,7 +54,7 @@ def _paragraphs(body: str) -> list[str]:
     lines: list[str] = []
     fence = ""
     for line in body.split("\n"):
-        match = _FENCE.match(line)
+        match = FENCE.match(line)
         if fence:
             lines.append(line)
             if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
@@ -78,8 +77,8 @@ def _code_pieces(block: str, size: int) -> list[str]:
     than a chunk is cut)."""
     lines = block.split("\n")
     opening = lines[0].strip()
-    closing = lines[-1].strip() if len(lines) > 1 and _FENCE.match(lines[-1]) else _FENCE.match(opening).group(1)
-    inner = lines[1:-1] if len(lines) > 1 and _FENCE.match(lines[-1]) else lines[1:]
+    closing = lines[-1].strip() if len(lines) > 1 and FENCE.match(lines[-1]) else FENCE.match(opening).group(1)
+    inner = lines[1:-1] if len(lines) > 1 and FENCE.match(lines[-1]) else lines[1:]
     room = max(size - len(opening) - len(closing) - 2, 10)
     groups: list[list[str]] = [[]]
     for part in (cut for line in inner for cut in (line[i:i + room] for i in range(0, max(len(line), 1), room))):
@@ -100,7 +99,7 @@ def _pieces(body: str, size: int) -> list[str]:
         if len(para) <= size:
             out.append(para)
             continue
-        if _FENCE.match(para) and 2 * len(para.split("\n", 1)[0]) + 20 < size:
+        if FENCE.match(para) and 2 * len(para.split("\n", 1)[0]) + 20 < size:
             out += _code_pieces(para, size)
             continue
         lines = para.split("\n")

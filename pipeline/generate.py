@@ -228,7 +228,7 @@ def _field(hit: Hit, units: Sequence[Unit], types: Sequence[str], question: str)
     fields = [u.text for u in units if u.item and DEFAULT_FIELD.match(u.text)]
     if len(fields) != 1 or not has_value(fields[0], types, question):
         return ""
-    value = re.sub(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*", "", fields[0], flags=re.I).rstrip(" .")
+    value = DEFAULT_FIELD.sub("", fields[0]).rstrip(" .")
     name = " ".join(hit.chunk.headings[-1].split()).strip("#*_ :") if hit.chunk.headings else ""
     if not name:
         return ""

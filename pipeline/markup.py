@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 from pipeline.html import html_to_markdown, row_item, underlined_headings
 from pipeline.myst import myst_to_markdown
 from pipeline.rst import Include, rst_to_markdown
-from pipeline.text import INLINE_CODE
+from pipeline.text import FENCE, INLINE_CODE
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
            ".rst": "rst", ".html": "html", ".htm": "html"}
@@ -134,7 +134,6 @@ class Site:
 _ADMONITION = re.compile(r"^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[\w-]+)(?:[ \t]+\"(?P<title>[^\"]*)\")?[ \t]*$")
 _DOCUSAURUS = re.compile(r"^[ \t]*(?P<fence>:{3,})[ \t]*(?P<kind>[a-zA-Z][\w-]*)(?:\[(?P<t1>[^\]]*)\]|[ \t]+(?P<t2>.+?))?[ \t]*$")
 _MKDOCSTRINGS = re.compile(r"^[ \t]*:::[ \t]+[\w.]+[ \t]*$")
-_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 
 
 def _label(kind: str, title: str | None) -> str:
@@ -150,7 +149,7 @@ def _prefix_first(lines: list[str], label: str) -> list[str]:
         return lines
     for i, line in enumerate(lines):
         if line.strip():
-            if _FENCE_LINE.match(line) or re.match(r"^\s*([-*+]|\d+[.)])\s|^\s*\|", line):
+            if FENCE.match(line) or re.match(r"^\s*([-*+]|\d+[.)])\s|^\s*\|", line):
                 return [*lines[:i], label.rstrip(), "", *lines[i:]]
             return [*lines[:i], label + line.lstrip(), *lines[i + 1:]]
     return []
@@ -163,7 +162,7 @@ def render_blocks(text: str) -> str:
     lines, out, i, fence = text.split("\n"), [], 0, ""
     while i < len(lines):
         line = lines[i]
-        fence_match = _FENCE_LINE.match(line)
+        fence_match = FENCE.match(line)
         if fence:
             out.append(line)
             if fence_match and fence_match.group(1)[0] == fence[0] and len(fence_match.group(1)) >= len(fence):

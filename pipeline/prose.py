@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass, replace
 
 from pipeline.examples import code_blocks
-from pipeline.text import LIST_ITEM, split_sentences
+from pipeline.text import FENCE, LIST_ITEM, split_sentences
 
 # A reference entry's default field ("* Default: 15", "- **Default:** `false`"): the value belongs to
 # the entry's sentences ("The maximum number of connections to use per origin.").
-DEFAULT_FIELD = re.compile(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*\S", re.I)
+DEFAULT_FIELD = re.compile(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*(?=\S)", re.I)  # `.sub("", …)` leaves the value
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -27,9 +28,6 @@ class Unit:
     first: bool = True  # the first sentence of its paragraph or list item
     code: bool = False  # a code block follows it
     example: str = ""  # that block, when it is fenced and short enough to show (`pipeline.examples.code_blocks`)
-
-
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 _TRAILING_ASIDE = re.compile(r"^\([^()]*[^()\s.!?\"'”’]\)[.!?]*$")  # "(6 months or 1 year).", not "(See below.)"
@@ -74,7 +72,7 @@ def prose_units(text: str) -> list[Unit]:
             units[-1] = replace(units[-1], code=True)
 
     for line in text.split("\n"):
-        if match := _FENCE.match(line):
+        if match := FENCE.match(line):
             flush()
             if not state["fence"]:
                 code_follows()
