@@ -30,6 +30,7 @@ from pipeline.generate import (
 from pipeline.names import Name, halves, mentions, names
 from pipeline.retrieve import (
     RetrieveOptions,
+    asked,
     documented,
     in_scope,
     looked_up_as,
@@ -195,7 +196,7 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
     best = max(((h.dense or 0.0) for h in hits), default=0.0)
     if best < o.relevance_floor or best >= o.relevance_confident:
         return in_scope(hits, [], [], **limits)
-    nouns = question_nouns(question)
+    nouns = question_nouns(asked(question))  # a noun of the scene it sets is no topic the chunks must hold
     unknown = [n for n in question_nouns(question, names_only=True)
                if (key := looked_up_as(n)) and not documented(key, parts.store)]
     return in_scope(hits, unknown, unseen(nouns, hits), **limits)

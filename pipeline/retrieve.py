@@ -11,7 +11,7 @@ import numpy as np
 
 from pipeline.embed import Embedder
 from pipeline.store import Filters, Store
-from pipeline.text import stem, words
+from pipeline.text import split_sentences, stem, words
 from pipeline.types import Hit
 
 VARIANTS = ("bm25", "dense", "rrf", "rrf+rerank")
@@ -138,6 +138,15 @@ def question_nouns(question: str, names_only: bool = False) -> list[str]:
              and (not names_only or (_written_as_name(t) and not _the_askers_own(t)
                                      and not (t.i > 0 and doc[t.i - 1].like_num)))]  # "300 MB": a unit
     return list(dict.fromkeys(words))
+
+
+def asked(question: str) -> str:
+    """The sentences of a question that ask (those ending in "?"), without the ones that set the
+    scene ("Our monorepo's index is huge.", "Our scanner says we need 2.35.2."); the whole question
+    when it has no such sentence, or only such sentences."""
+    sentences = split_sentences(" ".join(question.split()))
+    asking = [s for s in sentences if not re.search(r"(?<!\.\.)[.!]$", s.rstrip())]  # "file(GLOB ..." is no statement
+    return " ".join(asking) if any(s.rstrip().endswith("?") for s in asking) else question
 
 
 _ASKERS = frozenset({"my", "our"})

@@ -213,6 +213,23 @@ def test_opposed_lemmas(a, b, pos, opposite):
     assert opposed(a, b, pos) is opposite
 
 
+def test_a_clause_joined_to_a_claim_that_no_one_sentence_states_is_an_added_detail(embedder):
+    page = ("When a target links to one of the libraries, the tool repeats the whole group on the link line. "
+            "A warning names a missing file. Build files are written once.\n\n"
+            "A cycle between static libraries is allowed. Static libraries are archives. "
+            "Generate time is when the build files are written.")  # every word, but in sentences apart
+    claim = "When a target links to one of them, the tool repeats the whole group, and it prints a warning about the cycle at generate time."
+    assert details.unstated_clause(claim, [page]) == "it prints a warning about the cycle at generate time"
+    assert details.unstated_clause("When a target links to one of them, the tool repeats the whole group, "
+                                   "and a cycle between static libraries is allowed.", [page]) == ""  # one sentence says it
+    assert details.unstated_clause("When a target links to one, the tool repeats the group, which is allowed.", [page]) == ""  # too short
+    added = align.analyse([claim], [[page]], embedder, cited=[True])[0]
+    assert added.extra == "it prints a warning about the cycle at generate time" and added.extra_clause
+    # a clause the evidence says in other words is no addition
+    assert details.reworded(["it serves 404.html, if present, as the 404 response", "it prints a warning about the cycle"],
+                            [["If a `404.html` file exists it will be shown as 404 response."]] * 2, embedder) == [True, False]
+
+
 def test_only_a_cited_claim_is_held_to_its_sources_wording(embedder):
     claim = "Paid leave requests go to your supervisor, who approves them within two business days."
     evidence = [["Paid leave requests go to your supervisor for approval."]]
@@ -454,6 +471,14 @@ def test_a_claim_about_a_code_example_is_backed_by_its_names_and_values():
     assert not code.backed("The response shows its Status as Pending.", [EXAMPLE.replace("```", "")])  # no code
 
 
+def test_the_words_a_claim_about_a_code_example_adds_are_those_no_passage_states():
+    added = "The response shows its Status as Pending, so the scale-up typically completes within minutes."
+    assert [t.text for t in details.unstated_words(added, [EXAMPLE])] == ["completes", "minutes"]
+    assert details.unstated_words("The response shows its Status as Pending and Replicas as 4.", [EXAMPLE]) == []
+    # "response" and "shows" are how answers describe an example, unless no passage holds code
+    assert [t.text for t in details.unstated_words("The response shows it.", [EXAMPLE.replace("```", "")])] == ["response", "shows"]
+
+
 def test_an_example_option_or_output_key_given_another_value_is_the_examples_value_swapped():
     assert rivals.value_swapped("Run it with --replicas 6 for the web service.", EXAMPLE) == ("6", "--replicas 4")
     assert rivals.value_swapped("The response shows Replicas as 5.", EXAMPLE) == ("5", "Replicas: 4")
@@ -563,6 +588,16 @@ def test_a_range_run_the_other_way_is_reversed():
     assert roles.reversed_order("The paths are processed from left to right.", [sentence]) == "from right to left"
     assert roles.reversed_order("The paths are processed from right to left.", [sentence]) == ""
     assert roles.reversed_order("It goes from A to B.", ["It goes from B to A, and then from A to B."]) == ""
+
+
+def test_ordered_words_swapped_around_the_same_predicate_are_a_flip():
+    sentence = "Settings that appear later in the file take precedence over settings that appear earlier."
+    swapped = "Settings that appear earlier in the file take precedence over those that appear later."
+    assert roles.antonyms_swapped(swapped, [sentence]) == "later in the file take precedence over settings that appear earlier"
+    assert roles.antonyms_swapped("Settings appearing later in the file take precedence over earlier ones.", [sentence]) == ""
+    assert roles.antonyms_swapped("Earlier settings are overridden by later ones.", [sentence]) == ""  # one word shared
+    both = sentence + " In the defaults block, settings that appear earlier take precedence over settings that appear later."
+    assert roles.antonyms_swapped(swapped, [both]) == ""  # it says the claim's order too
 
 
 def test_another_code_terms_entry_flips_nothing():

@@ -10,6 +10,7 @@ import pytest
 from bot.app import stage_options
 from pipeline.index import index_documents
 from pipeline.retrieve import (
+    asked,
     documented,
     in_scope,
     looked_up_as,
@@ -102,6 +103,16 @@ LIMITS = {"floor": 0.4, "confident": 0.65, "topical": 0.45}
 ])
 def test_in_scope_known_values(best, unknown, unseen_, answer):
     assert in_scope([_hit("x", best - 0.1), _hit("y", best)], unknown, unseen_, **LIMITS) is answer
+
+
+def test_asked_leaves_out_the_sentences_that_set_the_scene():
+    assert asked("Our scanner says we need at least 2.35.2. What's that release about?") == "What's that release about?"
+    assert asked("Did anything change in 2.31 about the index file? Our monorepo's index is huge.") == \
+        "Did anything change in 2.31 about the index file?"
+    assert asked("How do I add a dependency?") == "How do I add a dependency?"
+    assert asked("We use Postgres. We like it.") == "We use Postgres. We like it."  # nothing asked: all of it
+    glob = "Is file(GLOB ... CONFIGURE_DEPENDS) reliable?"  # an ellipsis ends no statement
+    assert asked(glob) == glob
 
 
 def test_question_nouns_and_unseen():

@@ -1,5 +1,6 @@
 """Content a claim adds beyond its evidence: the run of its content words that no evidence passage
-states (by word, stem or lemma), unless it is an answer's own wording of the documents' action.
+states (by word, stem or lemma), unless it is an answer's own wording of the documents' action; and a
+clause joined to the claim ("…, and it prints a warning") that no one evidence sentence states.
 Reads spaCy parses (`pipeline.verify.meaning.parse`, cached) and plain strings; no I/O, no label.
 """
 
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+import numpy as np
 
 from pipeline.text import FENCE, stem, words
 from pipeline.verify.lemmas import lemmas
@@ -35,11 +38,10 @@ _EXAMPLE_WORDS = frozenset(
 )
 
 
-def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> str:
-    """The words of the longest run of the claim's content that no passage (nor the question, `given`)
-    states, when the claim adds something: a run of at least two content words, or three content
-    words in all, or two in a clause that concedes or explains ("…, because synchronous handlers
-    aren't supported"), which then wins. '' when everything it says is there (by word, lemma or stem)."""
+def unstated_words(claim: str, passages: Sequence[str], given: str = "") -> list:
+    """The claim's content words (spaCy tokens, in order) that no passage (nor the question, `given`)
+    states, by word, stem or lemma; words that describe a command example count as stated where a
+    passage holds code (`_EXAMPLE_WORDS`)."""
     known: set[str] = set(_EXAMPLE_WORDS) if any(FENCE.search(p) for p in passages) else set()
     for text in [*passages, given]:
         for w in words(text):
@@ -59,6 +61,15 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
         for text in passages:
             known.update(lemmas(text[:3000]))
         missing = unknown(missing)
+    return missing
+
+
+def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> str:
+    """The words of the longest run of the claim's content that no passage (nor the question, `given`)
+    states (`unstated_words`), when the claim adds something: a run of at least two content words, or
+    three content words in all, or two in a clause that concedes or explains ("…, because synchronous
+    handlers aren't supported"), which then wins. '' when everything it says is there."""
+    missing = unstated_words(claim, passages, given)
     if not missing:
         return ""
     runs: list[list] = [[missing[0]]]
@@ -78,6 +89,7 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
         return ""
     start, end = longest[0], longest[-1]
     left = min([start.i, *(c.i for c in start.children if c.dep_ in ("det", "amod", "compound", "nummod", "poss"))])
+    doc = start.doc
     return doc.user_data.get("text", doc.text)[doc[left].idx:end.idx + len(end.text)]  # as the claim writes it
 
 
@@ -142,3 +154,85 @@ def _split_known(word: str, known: set[str]) -> bool:
     if len(pieces) > 1 and len(parts) == 1:  # "Node_js" (a masked "Node.js"): the long part decides
         return parts[0] in known or stem(parts[0]) in known
     return len(parts) > 1 and all(p in known or stem(p) in known for p in parts)
+
+
+# A statement an answer joins to its claim: a coordinated predicate ("…, and it prints a warning",
+# "… and falls back to static"), a clause after a comma that describes ("…, which only takes effect
+# when …"), or one after a semicolon or dash ("…; install(EXPORT) also creates …").
+_JOINED = frozenset({"conj", "parataxis"})
+CLAUSE_MIN_WORDS = 3  # content words a joined clause needs before its support is judged
+CLAUSE_MIN_SHARE = 0.5  # … of which one evidence sentence, or two neighbouring ones, must state this share
+
+
+def unstated_clause(claim: str, passages: Sequence[str], given: str = "") -> str:
+    """The first clause the claim joins to its statement (`_JOINED`, or a relative clause after a comma)
+    whose content words no one sentence of the passages, nor two neighbouring ones, states for the most
+    part (under CLAUSE_MIN_SHARE), as the claim writes it: "it prints a warning about the cycle at
+    generate time" where the passages say so of nothing, although their pages hold each word somewhere.
+    '' when every joined clause is stated, or too short to judge (CLAUSE_MIN_WORDS)."""
+    from pipeline.text import markdown_sentences
+
+    doc = parse(ANSWER_WORD.sub("", claim))
+    clauses = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.head is not t
+               and (t.dep_ in _JOINED and t.head.pos_ in ("VERB", "AUX")
+                    or t.dep_ == "relcl" and t.i > 0 and _after_comma(t))]
+    if not clauses:
+        return ""
+    sentences = [s for p in passages for s in markdown_sentences(p)]
+    windows = [_stems(" ".join(sentences[k:k + 2])) for k in range(len(sentences))] or [set()]
+    # what needs no sentence: the question's words, and how answers describe a command example
+    said = _stems(given) | ({stem(w) for w in _EXAMPLE_WORDS} if any(FENCE.search(p) for p in passages) else set())
+    for head in clauses:
+        span = _clause_span(head)
+        own = {t.lower_ for t in span if t.pos_ in CONTENT_POS and not t.is_stop and t.lower_ not in _GENERIC
+               and any(c.isalpha() for c in t.text) and len(t.text) > 2 and not _stated(t.lower_, said)}
+        if len(own) < CLAUSE_MIN_WORDS:
+            continue
+        if max(sum(_stated(w, window) for w in own) for window in windows) / len(own) < CLAUSE_MIN_SHARE:
+            text = doc.user_data.get("text", doc.text)
+            return text[span[0].idx:span[-1].idx + len(span[-1].text)]
+    return ""
+
+
+CLAUSE_STATED_SIMILARITY = 0.65  # a joined clause this close (cosine) to an evidence sentence is that sentence reworded
+
+
+def reworded(clauses: Sequence[str], sentences: Sequence[Sequence[str]], embedder) -> list[bool]:
+    """For each clause (`unstated_clause`), whether one of its evidence sentences or windows says it in
+    other words: a cosine of at least CLAUSE_STATED_SIMILARITY ("serves 404.html, if present, as the 404
+    response" against "if `404.html` file exists it will be shown as 404 response")."""
+    if not clauses:
+        return []
+    vectors = embedder.encode(list(clauses))
+    return [bool(texts) and float(np.max(embedder.encode_cached(list(texts)) @ v)) >= CLAUSE_STATED_SIMILARITY
+            for v, texts in zip(vectors, sentences, strict=True)]
+
+
+def _after_comma(token) -> bool:
+    """Whether the clause `token` heads opens after a comma ("…, which only takes effect …")."""
+    first = min(w.i for w in token.subtree)
+    return first > 0 and token.doc[first - 1].text in (",", ";", "—", "-")
+
+
+def _clause_span(head) -> list:
+    """The tokens of the clause `head` heads, without the clauses coordinated after it (its own `conj`
+    verbs) and without trailing punctuation."""
+    skip = {w.i for c in head.children if c.dep_ in _JOINED and c.pos_ in ("VERB", "AUX") for w in c.subtree}
+    span = [w for w in head.subtree if w.i not in skip and not (w.dep_ == "cc" and w.head is head and w.i < head.i)]
+    while span and span[-1].is_punct:
+        span.pop()
+    while span and (span[0].is_punct or span[0].dep_ == "cc"):
+        span.pop(0)
+    return span
+
+
+def _stems(text: str) -> set[str]:
+    """The stems of a text's words."""
+    return {stem(w) for w in words(text)}
+
+
+def _stated(word: str, stems: set[str]) -> bool:
+    """Whether a lower-case word is among `stems`, by its stem or, written as one token
+    ("response_json" for "response.json"), by each of its parts."""
+    parts = [p for p in re.split(r"[-_/.]", word) if p]
+    return stem(word) in stems or (len(parts) > 1 and all(stem(p) in stems for p in parts))

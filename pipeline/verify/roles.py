@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pipeline import names as namelib
+from pipeline.text import FUNCTION_WORDS, stem, words
 from pipeline.verify.meaning import (
     ANSWER_WORD,
     _lemma,
@@ -126,3 +127,54 @@ def _ordered_pairs(text: str) -> dict[str, tuple[str, str, str]]:
             start = len(re.sub(r"[\w.@/`-]+$", "", text[:a.start]))  # the whole name: "npm-shrinkwrap.json"
             out[text[start:b.start + len(b.text)].replace("`", "")] = (a.key, b.key, m.group(0).lower())
     return out
+
+
+# Words that set two things apart by order, age, size or place: a claim that swaps them around the
+# same predicate says the opposite ("the filters that appear earlier take precedence over those that
+# appear later" / "… later … take precedence over … earlier").
+_SWAPPABLE = (("earlier", "later"), ("earliest", "latest"), ("first", "last"), ("before", "after"),
+              ("newer", "older"), ("newest", "oldest"), ("higher", "lower"), ("highest", "lowest"),
+              ("larger", "smaller"), ("largest", "smallest"), ("faster", "slower"), ("above", "below"),
+              ("inner", "outer"), ("left", "right"), ("parent", "child"), ("minimum", "maximum"))
+SWAP_MIN_SHARED = 2  # content words between the two that both texts share (the predicate they sit around)
+_SWAP_SPAN = 12  # words between the two, at most (one clause)
+
+
+def antonyms_swapped(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's words where it puts the two words of an ordered pair (`_SWAPPABLE`) the other way
+    around the same words (at least SWAP_MIN_SHARED content words between them in both), and never the
+    claim's way: "filters that appear later in the command take precedence over filters that appear
+    earlier" against "the ones that appear earlier … take precedence over those that appear later".
+    '' when none does."""
+    mine = words(ANSWER_WORD.sub("", claim))
+    for a, b in _SWAPPABLE:
+        for first, second in ((a, b), (b, a)):
+            between = _between(mine, first, second)
+            if not between or _between(mine, second, first):
+                continue
+            for sentence in sentences:
+                theirs = words(sentence)
+                if _between(theirs, first, second):
+                    return ""  # the evidence says it the claim's way too
+                shared = _between(theirs, second, first) & between
+                if len(shared) >= SWAP_MIN_SHARED:
+                    return _span(sentence, second, first)
+    return ""
+
+
+def _between(tokens: Sequence[str], first: str, second: str) -> set[str]:
+    """The content words (stems) between `first` and the nearest `second` after it, within _SWAP_SPAN
+    words; empty when the two are not there in that order."""
+    for i, w in enumerate(tokens):
+        if w == first:
+            for j in range(i + 1, min(len(tokens), i + _SWAP_SPAN + 2)):
+                if tokens[j] == second:
+                    return {stem(t) for t in tokens[i + 1:j] if t not in FUNCTION_WORDS and not t.isdigit()} or {""}
+    return set()
+
+
+def _span(sentence: str, first: str, second: str) -> str:
+    """The evidence's words from `first` to `second` ("later in the command take precedence over filters
+    that appear earlier")."""
+    m = re.search(rf"\b{first}\b.*?\b{second}\b", sentence, re.IGNORECASE | re.DOTALL)
+    return m.group(0) if m else sentence

@@ -148,7 +148,8 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
        sentence the claim is about ("slower than" / "more performant than"), where the claim also says
        more than that sentence (too little of it restated to call it a flip) → UNCERTAIN at most.
     9. A number (or, with names_must_appear, a name) no evidence states → UNCERTAIN at most.
-    10. Content the claim adds that no evidence passage states → UNCERTAIN at most.
+    10. Content the claim adds that no evidence passage states, or a clause joined to it that no one
+       evidence sentence states ("…, and it prints a warning") → UNCERTAIN at most.
     11. Otherwise P(supported) against supported_threshold and uncertain_threshold.
     """
     middle = (options.supported_threshold + options.uncertain_threshold) / 2

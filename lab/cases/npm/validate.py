@@ -21,7 +21,7 @@ CITE_END = re.compile(r"\[(\d+)\]\.$")
 TYPES = ("number", "name", "negation", "unsupported")
 PER_TYPE = 10
 SETS = {"npm": ("np", 10), "node": ("nd", 12), "nodeapi": ("na", 12), "cmake": ("cm", 12), "pip": ("pp", 12),
-        "valgrind": ("vg", 12), "gitnotes": ("gn", 12), "awscli": ("aw", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
+        "valgrind": ("vg", 12), "gitnotes": ("gn", 12), "awscli": ("aw", 12), "cargo": ("cg", 12)}  # case set (from the file name) -> (id prefix, out-of-scope rows)
 P, N_OOS = SETS[CASES.stem.removeprefix("cases-")]
 MAX_CITE2_ROWS = 5
 MIN_DOCS = 15
