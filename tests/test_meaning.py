@@ -1028,3 +1028,106 @@ def test_a_claim_is_aligned_with_the_near_tie_that_states_its_values():
     claim = "Git 2.39.2 merges up fixes from v2.30.8 through v2.38.4."
     assert align._with_the_claims_values(claim, cands, np.array([0.80, 0.78]), [0, 1], headings) == 1
     assert align._with_the_claims_values(claim, cands, np.array([0.80, 0.60]), [0, 1], headings) == 0  # not near
+
+
+def test_a_contrastive_not_after_a_comma_negates_what_follows_it():
+    source = ["Test fixtures are not loaded when the server runs, but are loaded for unit tests."]
+    assert flips.flipped("Test fixtures are loaded for unit tests, not when the server runs.", source) == ""
+    assert flips.flipped("Test fixtures are not loaded for unit tests.", ["Test fixtures are loaded for unit tests."]) != ""
+
+
+def test_not_until_dates_a_start_and_a_purpose_says_how_not_that_it_happens():
+    assert flips.flipped("The service only began sending reports in version 4.2.",
+                         ["The service did not begin sending reports until version 4.2."]) == ""
+    assert flips.flipped("The service sends reports.", ["The service does not send reports."]) != ""
+    assert flips.flipped("Cached files are kept between runs.",
+                         ["Cached files are preserved. To remove cached files, run the clean command."]) == ""
+
+
+def test_a_list_item_in_another_number_or_said_by_stem_is_no_swap():
+    assert rivals.list_swapped("It copies every npm and git dependency.",
+                               ["It copies all npm and git dependencies."]) == ("", "")
+    assert rivals.list_swapped("For npm or --git sources it builds in a temporary directory.",
+                               ["If the source holds several packages (such as npm or a git repository), name one."]) \
+        == ("", "")
+
+
+def test_an_opening_without_is_a_condition_and_a_negation_of_what_the_claim_never_says_flips_nothing():
+    from pipeline.verify import polarity
+
+    assert meaning.asserted("Without an API key you can still read public data.") == "you can still read public data."
+    assert meaning.asserted("Without a token, the upload fails.") == "the upload fails."
+    source = "Public data can be read with or without an account."
+    assert not polarity._negation_differs("Without an API key you can read public data.", source, [source])
+    source = "The --refresh flag learned to download everything without asking the server what is cached."
+    assert not polarity._negation_differs("Version 3 added the --refresh flag for that case.", source, [source])
+    assert polarity._negation_differs("The --refresh flag asks the server what is cached.", source, [source])
+    source = "In that case the `option` command changes nothing and any normal variable of the same name remains set."
+    assert polarity._negation_differs("option() overrides the variable even if it is already set.", source, [source])
+
+
+def test_two_verbs_joined_by_and_share_what_follows_them():
+    from pipeline.verify import details
+
+    source = ["Plugins can be built and shipped as of `release 5` and are listed in the catalogue."]
+    assert details.unstated_clause("Plugins can be built and shipped starting with release 5.", source) == ""
+    assert details.unstated_clause("Plugins can be built, and they are signed by the release team automatically.",
+                                   source) != ""
+
+
+def test_everything_except_a_thing_flips_only_that_thing():
+    from pipeline.verify import polarity
+
+    source = ["`--purge`: This option makes `tool clean` remove only the `cache` folder in the build directory."]
+    assert polarity.restriction_flipped("tool clean --purge removes everything in the build directory except the "
+                                        "cache folder.", source).startswith("only the `cache` folder")
+    assert polarity.restriction_flipped("tool clean --purge removes only the cache folder.", source) == ""
+    assert polarity.restriction_flipped("It builds everything except tests.", ["Only tests are skipped."]) == ""
+
+
+def test_the_other_extreme_of_the_same_thing_is_a_flip():
+    source = ["Values in a deeper folder take precedence over its parents, where the system folder is the lowest rank."]
+    assert roles.antonyms_swapped("A deeper folder wins, and the one in the system folder has the highest rank.",
+                                  source).endswith("lowest rank")
+    assert roles.antonyms_swapped("The system folder has the lowest rank.", source) == ""
+    assert roles.antonyms_swapped("A deeper folder has a higher rank than the system folder.", source) == ""
+    assert roles.antonyms_swapped("The highest rank goes to the command line.", source) == ""  # said of another thing
+
+
+def test_a_default_said_after_an_aside_is_read_with_its_subject():
+    from pipeline.verify import polarity
+
+    entry = ["`--trace=<yes|no> [default: no]`: Specifies whether call tracing should be done."]
+    assert polarity.default_flipped("Call tracing, on the other hand, is on by default.", entry) == "default: no"
+    assert polarity.default_flipped("Call tracing, on the other hand, is off by default.", entry) == ""
+
+
+def test_a_setting_applied_is_the_opposite_of_it_ignored():
+    assert opposed("apply", "ignore") and opposed("unchanged", "change")
+    assert flips.flipped("The setting applies in a member's manifest.",
+                         ["The setting is only recognized in the root manifest, and ignored in member manifests."]) != ""
+
+
+def test_a_verb_after_nor_is_negated_and_neither_nor_negates_once():
+    for text in ("It neither creates nor updates the entry.", "It does not create nor update the entry."):
+        assert [meaning._negated(t) for t in meaning._predicates(meaning.parse(text))] == [True, True]
+    claim = "The command does nothing, keeping the variable and neither creating nor updating the cache entry."
+    assert flips.flipped(claim, ["The cache entry is not created or updated."]) == ""
+    assert flips.flipped(claim, ["The cache entry is updated."]) != ""
+
+
+def test_a_time_frame_or_a_timing_clause_flips_nothing():
+    assert flips.flipped("Before release 4, the sync command copied only the top folder.",
+                         ['* After "sync", all folders are copied.']) == ""
+    assert flips.flipped("The tool now stops the scan early.",
+                         ["The tool was too quiet before it was ready to start the actual scan."]) == ""
+    assert flips.flipped("The tool stops the scan early.", ["The tool starts the scan early."]) != ""
+
+
+def test_a_term_in_single_quotes_and_a_claim_ordered_both_ways_flip_nothing():
+    assert flips.flipped("The ones to fix are 'definitely lost' blocks.",
+                         ["The tool doesn't say why the pointer to a block was lost."]) == ""
+    assert flips.flipped("A hook says what will happen before the call, and what happened after it.",
+                         ["Tell the hook what just happened, after a call takes place."]) == ""
+    assert flips.flipped("The tool is told what happened before the syscall.",
+                         ["Tell a tool what just happened, after a syscall takes place."]) != ""

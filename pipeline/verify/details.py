@@ -174,7 +174,7 @@ def unstated_clause(claim: str, passages: Sequence[str], given: str = "") -> str
 
     doc = parse(ANSWER_WORD.sub("", claim))
     clauses = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.head is not t
-               and (t.dep_ in _JOINED and t.head.pos_ in ("VERB", "AUX")
+               and (t.dep_ in _JOINED and t.head.pos_ in ("VERB", "AUX") and not _paired(t)
                     or t.dep_ == "relcl" and t.i > 0 and _after_comma(t))]
     if not clauses:
         return ""
@@ -206,6 +206,13 @@ def reworded(clauses: Sequence[str], sentences: Sequence[Sequence[str]], embedde
     vectors = embedder.encode(list(clauses))
     return [bool(texts) and float(np.max(embedder.encode_cached(list(texts)) @ v)) >= CLAUSE_STATED_SIMILARITY
             for v, texts in zip(vectors, sentences, strict=True)]
+
+
+def _paired(token) -> bool:
+    """Whether a coordinated verb follows its head with only "and"/"or" between ("can be published and
+    installed as of npm@2"): the two share what follows, one predicate of two verbs, not a clause."""
+    between = token.doc[token.head.i + 1:token.i]
+    return token.i > token.head.i and len(between) == 1 and between[0].dep_ == "cc"
 
 
 def _after_comma(token) -> bool:

@@ -83,10 +83,17 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
                 # flips either way ("not available unless exported" agrees with "not available")
                 conditional = condition_count(doc) > claim_condition_count
                 flips = all((_negated(e) != negated) == same for negated in (readings[:1] if conditional else readings))
-                if _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
+                if _until(t) or _until(e) or _purpose(t) != _purpose(e):
+                    continue  # "did not start until 1.37" dates a start; "To remove the docs, pass --doc" says how
+                if _quoted(t) or _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
                     continue  # a name in quotes, a keyword of code, or the same verb about something else
-                if lemma in _ORDER and not _governed(t) & _governed(e):
-                    continue  # "back up before you upgrade" says "upgrade after backing up": other events ordered
+                if lemma in _ORDER and any(w.lower_ in _ORDER - {lemma} for w in claim_doc):
+                    continue  # "what is about to happen before the call, and what happened after it": both orders
+                if lemma in _ORDER and (not _governed(t) & _governed(e) or _dated(t) or _dated(e)):
+                    continue  # "back up before you upgrade" says "upgrade after backing up": other events ordered;
+                    # "Before Git 2.36, …" dates a statement and orders no events
+                if _temporal(t) != _temporal(e):
+                    continue  # "too silent before it is ready to start computing": a time, not a statement
                 if not _same_subject(t, e, arguments, _arguments(e)):
                     continue  # another subject's predicate ("award leave" / "annual leave")
                 if flips and (_narrower(t, e) or _narrower(e, t)):
@@ -106,6 +113,37 @@ def _switch(token) -> str:
         if c.lower_ in ("on", "off") and (c.dep_ == "prt" or c.dep_ == "prep" and not any(g.dep_ == "pobj" for g in c.children)):
             return c.lower_
     return ""
+
+
+def _until(token) -> bool:
+    """Whether an "until" bounds the predicate or the verb it heads or completes ("did not start
+    publishing files until version 1.37"): the negation says when it began, not that it never did."""
+    group = [token, *(c for c in token.children if c.dep_ == "xcomp")]
+    if token.dep_ == "xcomp":
+        group.append(token.head)
+    return any(c.lower_ in ("until", "till") and c.dep_ in ("prep", "mark") for g in group for c in g.children)
+
+
+_TEMPORAL_MARKS = frozenset({"before", "after", "until", "till", "once", "while"})
+
+
+def _temporal(token) -> bool:
+    """Whether the predicate is said within a clause that times another ("before it is ready to start
+    computing"): the clause places the statement in time and asserts nothing of its own."""
+    return any(a.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in _TEMPORAL_MARKS for c in a.children)
+               for a in (token, *token.ancestors))
+
+
+def _dated(token) -> bool:
+    """Whether "before"/"after" takes a version or date for its object ("Before Git 2.36"): a time frame."""
+    return token.dep_ == "prep" and any(any(ch.isdigit() for ch in w.text) for w in token.subtree)
+
+
+def _purpose(token) -> bool:
+    """Whether the predicate opens a purpose clause before its head ("To remove existing docs, pass
+    `--doc`"): it says what a step is for, not that it happens."""
+    return any(c.dep_ == "aux" and c.lower_ == "to" and (c.is_sent_start or token.dep_ == "advcl" and token.i < token.head.i)
+               for c in token.children)  # the parser may make a fronted "To remove" the root
 
 
 _RELATIVE = frozenset({"where", "whose", "who", "whom"})  # not "which": "sulfatide, which seems beneficial" describes

@@ -100,6 +100,15 @@ def sentence_entities(sentence: str) -> tuple[tuple[str, str], ...]:
     return tuple((e.text, e.label_) for e in load_nlp()(sentence).ents)
 
 
+def _contrastive(negation) -> bool:
+    """Whether a negation after a comma, to the right of the word it hangs on, sets what follows
+    against it ("used for compiling tests, not when the package is built"): it negates the words
+    after it, which the parser left without a verb of their own, and not its head."""
+    doc = negation.doc
+    return negation.dep_ == "neg" and negation.i > negation.head.i and negation.i > 0 \
+        and doc[negation.i - 1].text in (",", ";", "—", "-")
+
+
 def _shares_negation(token) -> bool:
     """Whether a verb joined by "and"/"or" to the one before it, in its bare form or as a participle,
     with no subject or auxiliary of its own, is said under that one's negation: "cannot be editable
@@ -116,15 +125,19 @@ def _negated(token, unless: bool = True) -> bool:
     paid"), "without" governing it, or a negated or negating verb above it in the same statement
     ("doesn't let agencies accept", "prohibits agencies from accepting"); an odd count of these.
     An "unless" clause counts as one more (with `unless` false, it is an exception and does not).
-    A word after a slash is said as the one before it ("not to use/disclose")."""
+    A word after a slash is said as the one before it ("not to use/disclose"); one after "nor" is negated
+    ("neither creating nor updating it"), and "nor" counts for it, not for the word it follows."""
     doc = token.doc
     if token.i >= 2 and doc[token.i - 1].text == "/" and doc[token.i - 2].pos_ == token.pos_ and token.pos_ in ("VERB", "ADJ"):
         return _negated(doc[token.i - 2], unless)
+    if token.dep_ == "conj" and any(c.dep_ == "cc" and c.lower_ == "nor" and c.i < token.i for c in token.head.children):
+        return True
     count, t = 0, token
     for _ in range(4):
         if any(c.dep_ == "mark" and c.lower_ == "whether" for c in t.children):
             return False  # an embedded question asserts neither way: "(without worrying about) whether or not it is billable"
-        count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") for c in t.children)
+        count += sum((c.dep_ == "neg" or c.lower_ in _NEG_WORDS) and c.dep_ not in ("intj", "det") and not _contrastive(c)
+                     and not (c.dep_ == "cc" and c.lower_ == "nor") for c in t.children)
         count += any(c.lower_ in ("longer", "more") and c.dep_ == "advmod" and any(g.lower_ == "no" for g in c.children)
                      for c in t.children)  # "no longer satisfies", "no more accepts"
         count += unless and sum(_unless(c) for c in t.children)
@@ -227,9 +240,14 @@ def _opening_condition(doc) -> range:
     init without an initializer, it falls back …"; a purpose, "To run it without installing it, …"), however the parser attached its words: a code
     name there ("npm init", "file:") can leave part of the clause outside its subtree, or make it the root."""
     purpose = len(doc) > 1 and doc[0].lower_ == "to" and doc[1].tag_ == "VB"  # "To run it without installing it, …"
-    if not len(doc) or doc[0].lower_ not in _CONDITIONS - {"whether"} and not purpose:
+    without = len(doc) > 1 and doc[0].lower_ == "without"  # "Without cargo login you can pass the token": if not
+    if not len(doc) or doc[0].lower_ not in _CONDITIONS - {"whether"} and not purpose and not without:
         return range(0)
     comma = next((t.i for t in doc if t.text == "," and t.i <= OPENING_CONDITION_TOKENS), None)
+    if without:  # its noun phrase, up to the comma, subject or verb after it
+        comma = next((t.i - (t.text != ",") for t in doc[1:OPENING_CONDITION_TOKENS]
+                      if t.text == "," or t.pos_ == "AUX" or t.pos_ == "VERB" and t.tag_ != "VBG"
+                      or t.dep_ in ("nsubj", "nsubjpass")), None)
     return range(comma + 1) if comma is not None and comma < len(doc) - 2 else range(0)
 
 
@@ -378,10 +396,14 @@ def _kinds(subject) -> set[str]:
             and (c.dep_ == "compound" or (c.dep_ == "amod" and c.pos_ in ("NOUN", "PROPN")))}
 
 
+_SINGLE_QUOTED = re.compile(r"(?<!\w)['‘]([^'‘’\n]{1,40})['’](?!\w)")  # 'definitely lost', not "doesn't"
+
+
 def _quoted(token) -> bool:
-    """Whether `token` sits inside quotation marks ("405 Method not allowed")."""
+    """Whether `token` sits inside quotation marks ("405 Method not allowed", 'definitely lost')."""
     before = token.doc.text[:token.idx]
-    return sum(before.count(q) for q in ('"', "“", "”")) % 2 == 1
+    return sum(before.count(q) for q in ('"', "“", "”")) % 2 == 1 \
+        or any(m.start(1) <= token.idx < m.end(1) for m in _SINGLE_QUOTED.finditer(token.doc.text))
 
 
 _CALL_AFTER = re.compile(r"\s*(?:[\w.]+\(|=)")

@@ -136,7 +136,22 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
         scopes = meaning.negation_scopes(claim)
         sentences = [s for text in evidence for s in markdown_sentences(text)] or markdown_sentences(sentence)
         return not scopes or any(_unbacked(words, core, sentences) for words, core in scopes)  # no scope: "unless"
+    if all(_side_negations_only(s) for s in stated):  # "learned to fetch everything without telling the other
+        cores = [core for s in stated for _, core in meaning.negation_scopes(s)]  # side": a negation in a clause
+        return any(core & lemmas(claim) for core in cores)  # beside the statement, of what the claim never says
     return True
+
+
+_SIDE_CLAUSES = frozenset({"relcl", "acl", "pcomp", "advcl"})
+
+
+def _side_negations_only(sentence: str) -> bool:
+    """Whether every negation the sentence asserts sits in a clause beside its statement: "without …", or
+    within a relative, participle or adverbial clause ("using Python that has not been modified by a
+    redistributor")."""
+    cues = [t for t in meaning.parse(meaning.asserted(sentence))
+            if (t.lower_ in NEGATIONS or t.lower_.endswith("n't")) and t.dep_ != "intj"]
+    return bool(cues) and all(t.lower_ == "without" or any(a.dep_ in _SIDE_CLAUSES for a in t.ancestors) for t in cues)
 
 
 _FAILS = frozenset({"fail", "fails", "failed", "failing"})
@@ -240,7 +255,37 @@ def restriction_flipped(claim: str, sentences: Sequence[str]) -> str:
                     if near & _restricted(only, o.start(), o.end()):
                         at = o if only is sentence else m  # the source's own words
                         return _phrase(sentence, at.start(), at.end())
+    return _exception_flipped(claim, sentences)
+
+
+_EXCEPT = re.compile(r"\b(?:except(?: for)?|other than|apart from|save for)\b", re.IGNORECASE)
+_ACTION_SPAN = 8  # words before "except" / "only" in which the action both restrict must stand
+
+
+def _exception_flipped(claim: str, sentences: Sequence[str]) -> str:
+    """The evidence's "only X" where the claim acts on everything "except X", or its "except X" where
+    the claim says "only X": the same action (a content word just before both) on the same X (the first
+    content word after both). "removes everything in the target directory except the doc directory" /
+    "remove only the `doc` directory". '' otherwise."""
+    for sentence in sentences:
+        for excepting, only in ((claim, sentence), (sentence, claim)):
+            for m in _EXCEPT.finditer(excepting):
+                after, before = _first_content(excepting[m.end():]), _content_stems(excepting[:m.start()])[-_ACTION_SPAN:]
+                for o in _ONLY.finditer(only):
+                    if after and after == _first_content(only[o.end():]) \
+                            and set(before) & set(_content_stems(only[:o.start()])[-3:]):
+                        at = o if only is sentence else m
+                        return _phrase(sentence, at.start(), at.end())
     return ""
+
+
+def _content_stems(text: str) -> list[str]:
+    return [stem(w) for w in words(text) if w not in FUNCTION_WORDS and len(w) > 2]
+
+
+def _first_content(text: str) -> str:
+    """The stem of the first content word of `text` ("the `doc` directory" → "doc")."""
+    return next(iter(_content_stems(text)), "")
 
 
 # An option's switch and its default ("`--check-stack-var=<yes|no> [default: no]`: Controls whether DRD
@@ -266,15 +311,21 @@ def default_flipped(claim: str, sentences: Sequence[str]) -> str:
 def _default_reading(claim: str, sentence: str) -> tuple[bool, str] | None:
     """Whether the claim's "by default" clause agrees with an option entry's default in `sentence`, and
     the entry's words for it; None when the sentence is no such entry about the same thing."""
-    said = next((c for c in re.split(r"[,;:]\s+(?:so|and|but|which|since|because)?\b|\.\s", claim) if _BY_DEFAULT.search(c)), "")
+    pieces = re.split(r"[,;:]\s+(?:so|and|but|which|since|because)?\b|\.\s", claim)
+    k = next((i for i, c in enumerate(pieces) if _BY_DEFAULT.search(c)), None)
     switch, whether = _SWITCH_DEFAULT.search(sentence), _WHETHER.search(sentence)
-    if not said or not switch or not whether:
+    if k is None or not switch or not whether:
         return None
-    shared = {stem(w) for w in content_words(said)} & {stem(w) for w in content_words(whether.group(1))}
+    said, about = pieces[k], pieces[k]
+    for before in reversed(pieces[max(0, k - 2):k]):  # its subject before an aside: "Stack profiling, on the
+        if len(words(before)) > 5:  # other hand, is on by default"
+            break
+        about = before + " " + about
+    shared = {stem(w) for w in content_words(about)} & {stem(w) for w in content_words(whether.group(1))}
     if len(shared - {"default"}) < 2:
         return None
-    states = _states(said)  # "stack profiling is off by default": off, with no negation word
-    on = states[0][1] if states else not negated(_BY_DEFAULT.sub(" ", said))
+    states = _states(about)  # "stack profiling is off by default": off, with no negation word
+    on = states[-1][1] if states else not negated(_BY_DEFAULT.sub(" ", said))
     return on == (switch.group(1).lower() in _ON), switch.group(0).strip()
 
 

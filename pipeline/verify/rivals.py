@@ -231,6 +231,7 @@ def list_swapped(claim: str, sentences: list[str]) -> tuple[str, str]:
     for sentence in sentences:
         tokens = _list_tokens(sentence)
         said = set(tokens)
+        said_stems = {stem(w) for w in tokens}
         for before, item in claim_items:
             if set(item) <= said:
                 stated.add(item)  # an aligned sentence has the claim's item
@@ -238,14 +239,14 @@ def list_swapped(claim: str, sentences: list[str]) -> tuple[str, str]:
             for e_before, e_item in _items(tokens):
                 if e_before[-1:] != before[-1:] or len(e_item) != len(item) or e_item == item:
                     continue
-                mine = [w for w in item if w not in said and w not in FUNCTION_WORDS]
+                mine = [w for w in item if stem(w) not in said_stems and w not in FUNCTION_WORDS]  # "sources" / "source" is said
                 theirs = [w for w in e_item if w not in item]
                 if not mine or not theirs or claim_words.intersection(theirs):
                     continue
                 if not (set(item) & set(e_item) or (_name_like(claim, item) and _name_like(sentence, e_item))):
                     continue
-                if any(a.startswith(b) or b.startswith(a) for a in mine for b in theirs):
-                    continue  # "Mac" / "macOS": the same thing written shorter
+                if any(a.startswith(b) or b.startswith(a) or stem(a) == stem(b) for a in mine for b in theirs):
+                    continue  # "Mac" / "macOS": the same thing written shorter; "dependency" / "dependencies"
                 if not (_nouns(claim, mine) and _nouns(sentence, theirs)):
                     continue  # "name and version identify a candidate": a verb ran on after the list
                 found.append((item, e_item, sentence))

@@ -159,7 +159,44 @@ def antonyms_swapped(claim: str, sentences: Iterable[str]) -> str:
                 shared = _between(theirs, second, first) & between
                 if len(shared) >= SWAP_MIN_SHARED:
                     return _span(sentence, second, first)
+    return _antonym_in_place(mine, sentences)
+
+
+_IN_PLACE = (("highest", "lowest"), ("earliest", "latest"), ("newest", "oldest"), ("largest", "smallest"),
+             ("first", "last"), ("minimum", "maximum"))
+_SUBJECT_SPAN = 8  # words before the pair's word that say what it is said of
+
+
+def _antonym_in_place(mine: Sequence[str], sentences: Iterable[str]) -> str:
+    """The evidence's words where it gives the same thing the other extreme before the same noun: "the
+    one in your home directory has the highest priority" / "the home directory is the lowest priority".
+    What it is said of: SWAP_MIN_SHARED content words among the _SUBJECT_SPAN words before both; neither
+    text may have the other's phrase, and a comparison ("… than …") is left alone."""
+    for a, b in _IN_PLACE:
+        for word, other in ((a, b), (b, a)):
+            for i in _slots(mine, word):
+                noun, subject = mine[i + 1], _stems(mine[max(0, i - _SUBJECT_SPAN):i])
+                if any(mine[j + 1] == noun for j in _slots(mine, other)):
+                    continue
+                for sentence in sentences:
+                    theirs = words(sentence)
+                    if any(theirs[j + 1] == noun for j in _slots(theirs, word)):
+                        break  # the evidence has the claim's phrase too
+                    for j in _slots(theirs, other):
+                        if theirs[j + 1] == noun and len(_stems(theirs[max(0, j - _SUBJECT_SPAN):j]) & subject) >= SWAP_MIN_SHARED:
+                            m = re.search(rf"(?:[\w`'-]+\W+){{0,4}}\b{other}\W+{re.escape(noun)}\b", sentence, re.IGNORECASE)
+                            return m.group(0) if m else sentence
     return ""
+
+
+def _slots(tokens: Sequence[str], word: str) -> list[int]:
+    """Where `word` stands before a noun-like word and no "than" follows within three words."""
+    return [i for i, w in enumerate(tokens[:-1]) if w == word and tokens[i + 1] not in FUNCTION_WORDS
+            and "than" not in tokens[i + 1:i + 4]]
+
+
+def _stems(tokens: Sequence[str]) -> set[str]:
+    return {stem(t) for t in tokens if t not in FUNCTION_WORDS and len(t) > 2 and not t.isdigit()}
 
 
 def _between(tokens: Sequence[str], first: str, second: str) -> set[str]:
