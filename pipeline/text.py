@@ -177,6 +177,12 @@ def stem(word: str) -> str:
     return w
 
 
+def content_stems(tokens: list[str]) -> list[str]:
+    """The stems of the content words among `tokens` (`words` of a text), in order: three letters or
+    more, no function word ("the `doc` directory" → ["doc", "directori"])."""
+    return [stem(w) for w in tokens if len(w) > 2 and w not in FUNCTION_WORDS]
+
+
 # --- sentences
 
 # a sentence ends at . ! or ? (and any closing quote or bracket) before a space and a capital, digit,

@@ -62,8 +62,13 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
     claim_conditions = conditions(claim_doc, unless=True)
     claim_condition_count = condition_count(claim_doc, unless=False)
     sentence_docs = [(d, conditions(d, unless=True)) for d in (parse(s) for s in sentences if s and not EXCEPTION.search(s))]
+    claim_words = {w.lower_ for w in claim_doc}
     for t in _predicates(claim_doc):
         lemma = _lemma(t)
+        if _quoted(t) or _until(t) or lemma in _ORDER and _ORDER - {lemma} <= claim_words:
+            continue  # a term in quotes; "did not start until 1.37" dates a start; "what is about to happen before
+            # the call, and what happened after it" orders both ways
+        purpose, temporal = _purpose(t), _temporal(t)
         readings = (_negated(t), _negated(t, unless=False))
         arguments = _arguments(t)
         agree, disagree = False, None
@@ -83,17 +88,14 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
                 # flips either way ("not available unless exported" agrees with "not available")
                 conditional = condition_count(doc) > claim_condition_count
                 flips = all((_negated(e) != negated) == same for negated in (readings[:1] if conditional else readings))
-                if _until(t) or _until(e) or _purpose(t) != _purpose(e):
-                    continue  # "did not start until 1.37" dates a start; "To remove the docs, pass --doc" says how
-                if _quoted(t) or _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
+                if _until(e) or _purpose(e) != purpose or _temporal(e) != temporal:
+                    continue  # "To remove the docs, pass --doc" says how; "too silent before it is ready to start
+                    # computing" places a statement in time
+                if _quoted(e) or _code(e) or not _same_arguments(t, e, arguments, _arguments(e)):
                     continue  # a name in quotes, a keyword of code, or the same verb about something else
-                if lemma in _ORDER and any(w.lower_ in _ORDER - {lemma} for w in claim_doc):
-                    continue  # "what is about to happen before the call, and what happened after it": both orders
                 if lemma in _ORDER and (not _governed(t) & _governed(e) or _dated(t) or _dated(e)):
                     continue  # "back up before you upgrade" says "upgrade after backing up": other events ordered;
                     # "Before Git 2.36, …" dates a statement and orders no events
-                if _temporal(t) != _temporal(e):
-                    continue  # "too silent before it is ready to start computing": a time, not a statement
                 if not _same_subject(t, e, arguments, _arguments(e)):
                     continue  # another subject's predicate ("award leave" / "annual leave")
                 if flips and (_narrower(t, e) or _narrower(e, t)):

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from pipeline.text import (
-    FUNCTION_WORDS,
     NEGATIONS,
+    content_stems,
     markdown_sentences,
     negates_at,
     stem,
@@ -270,22 +270,18 @@ def _exception_flipped(claim: str, sentences: Sequence[str]) -> str:
     for sentence in sentences:
         for excepting, only in ((claim, sentence), (sentence, claim)):
             for m in _EXCEPT.finditer(excepting):
-                after, before = _first_content(excepting[m.end():]), _content_stems(excepting[:m.start()])[-_ACTION_SPAN:]
+                after, before = _first_content(excepting[m.end():]), content_stems(words(excepting[:m.start()]))[-_ACTION_SPAN:]
                 for o in _ONLY.finditer(only):
                     if after and after == _first_content(only[o.end():]) \
-                            and set(before) & set(_content_stems(only[:o.start()])[-3:]):
+                            and set(before) & set(content_stems(words(only[:o.start()]))[-3:]):
                         at = o if only is sentence else m
                         return _phrase(sentence, at.start(), at.end())
     return ""
 
 
-def _content_stems(text: str) -> list[str]:
-    return [stem(w) for w in words(text) if w not in FUNCTION_WORDS and len(w) > 2]
-
-
 def _first_content(text: str) -> str:
     """The stem of the first content word of `text` ("the `doc` directory" → "doc")."""
-    return next(iter(_content_stems(text)), "")
+    return next(iter(content_stems(words(text))), "")
 
 
 # An option's switch and its default ("`--check-stack-var=<yes|no> [default: no]`: Controls whether DRD
@@ -331,8 +327,7 @@ def _default_reading(claim: str, sentence: str) -> tuple[bool, str] | None:
 
 def _restricted(text: str, start: int, end: int) -> set[str]:
     """The stems of the content words around a restricting word: what it restricts."""
-    near = words(text[end:])[:_RESTRICTED_SPAN] + words(text[:start])[-3:]
-    return {stem(w) for w in near if w not in FUNCTION_WORDS and len(w) > 2}
+    return set(content_stems(words(text[end:])[:_RESTRICTED_SPAN] + words(text[:start])[-3:]))
 
 
 def _phrase(sentence: str, start: int, end: int) -> str:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pipeline import names as namelib
-from pipeline.text import FUNCTION_WORDS, stem, words
+from pipeline.text import FUNCTION_WORDS, content_stems, stem, words
 from pipeline.verify.meaning import (
     ANSWER_WORD,
     _lemma,
@@ -172,31 +172,32 @@ def _antonym_in_place(mine: Sequence[str], sentences: Iterable[str]) -> str:
     one in your home directory has the highest priority" / "the home directory is the lowest priority".
     What it is said of: SWAP_MIN_SHARED content words among the _SUBJECT_SPAN words before both; neither
     text may have the other's phrase, and a comparison ("… than …") is left alone."""
+    read = [(sentence, words(sentence)) for sentence in sentences]
     for a, b in _IN_PLACE:
         for word, other in ((a, b), (b, a)):
             for i in _slots(mine, word):
-                noun, subject = mine[i + 1], _stems(mine[max(0, i - _SUBJECT_SPAN):i])
+                noun, subject = mine[i + 1], _said_of(mine, i)
                 if any(mine[j + 1] == noun for j in _slots(mine, other)):
                     continue
-                for sentence in sentences:
-                    theirs = words(sentence)
+                for sentence, theirs in read:
                     if any(theirs[j + 1] == noun for j in _slots(theirs, word)):
                         break  # the evidence has the claim's phrase too
                     for j in _slots(theirs, other):
-                        if theirs[j + 1] == noun and len(_stems(theirs[max(0, j - _SUBJECT_SPAN):j]) & subject) >= SWAP_MIN_SHARED:
+                        if theirs[j + 1] == noun and len(_said_of(theirs, j) & subject) >= SWAP_MIN_SHARED:
                             m = re.search(rf"(?:[\w`'-]+\W+){{0,4}}\b{other}\W+{re.escape(noun)}\b", sentence, re.IGNORECASE)
                             return m.group(0) if m else sentence
     return ""
+
+
+def _said_of(tokens: Sequence[str], i: int) -> set[str]:
+    """What the word at `i` is said of: the content stems (not numbers) of the _SUBJECT_SPAN words before it."""
+    return {s for s in content_stems(list(tokens[max(0, i - _SUBJECT_SPAN):i])) if not s.isdigit()}
 
 
 def _slots(tokens: Sequence[str], word: str) -> list[int]:
     """Where `word` stands before a noun-like word and no "than" follows within three words."""
     return [i for i, w in enumerate(tokens[:-1]) if w == word and tokens[i + 1] not in FUNCTION_WORDS
             and "than" not in tokens[i + 1:i + 4]]
-
-
-def _stems(tokens: Sequence[str]) -> set[str]:
-    return {stem(t) for t in tokens if t not in FUNCTION_WORDS and len(t) > 2 and not t.isdigit()}
 
 
 def _between(tokens: Sequence[str], first: str, second: str) -> set[str]:
