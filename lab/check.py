@@ -436,6 +436,7 @@ def run_extractive(cases: Sequence[Mapping[str, Any]], corpus: str | Path, base_
         _index(settings, name, say)
         app = _build(settings)
         try:
+            from pipeline.answer import question_hits
             from pipeline.types import Question
 
             for n, case in enumerate(cases, start=1):
@@ -443,10 +444,14 @@ def run_extractive(cases: Sequence[Mapping[str, Any]], corpus: str | Path, base_
                 answer = app.ask(Question(text=case["question"]))
                 seconds = time.perf_counter() - start
                 value = case.get("true_value") or ""
+                retrieved = value and not answer.idk and any(
+                    quotes_value(h.chunk.context_text, value) or quotes_value(h.chunk.text, value)
+                    for h in question_hits(answer.question, app.parts))
                 record = {"id": case["id"], "question": case["question"], "run": "extractive",
                           "error_type": case.get("error_type", "out_of_scope"), "out_of_scope": bool(case.get("out_of_scope")),
                           "answer": answer.text, "idk": answer.idk, "error": answer.error, "seconds": round(seconds, 4),
                           "value_found": quotes_value(answer.text, value) if value else None,
+                          "value_retrieved": bool(retrieved) if value else None,
                           "flags": [v.label.value for v in answer.verdicts],
                           **({} if answer.idk else extractive_flags(answer.text)),
                           **({} if answer.idk else {"posted_markdown_link": posted_markdown_link(answer)})}
@@ -469,6 +474,8 @@ def summarise_extractive(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return {
         "mode": "extractive", "in_scope": len(inside), "out_of_scope": len(outside),
         "value_found": _ratio(sum(bool(r["value_found"]) for r in valued), len(valued)),
+        # the value was in a chunk the answer was drawn from: what is left to the choice of sentences
+        "value_retrieved": _ratio(sum(bool(r.get("value_retrieved")) for r in valued), len(valued)),
         **{key: _ratio(sum(bool(r.get(key)) for r in answered), len(inside))
            for key in ("fragment", "duplicate", "template", "markdown_link", "posted_markdown_link")},
         "out_of_scope_refused": _ratio(sum(r["idk"] for r in outside), len(outside)),

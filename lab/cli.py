@@ -357,10 +357,10 @@ def check_table(summary: dict) -> str:
 
 
 def extractive_table(summary: dict) -> str:
-    keys = ("value_found", "fragment", "duplicate", "template", "markdown_link", "posted_markdown_link",
+    keys = ("value_found", "value_retrieved", "fragment", "duplicate", "template", "markdown_link", "posted_markdown_link",
             "out_of_scope_refused", "in_scope_refused")
     row = (Path(summary["corpus"]).name, *(_kn(summary[k]) for k in keys), summary["seconds_p50"])
-    return table([row], ["corpus", "number/name answer has value", "with fragment", "with duplicate",
+    return table([row], ["corpus", "number/name answer has value", "… value in its chunks", "with fragment", "with duplicate",
                          "with template syntax", "with raw Markdown link", "… as posted (Slack, terminal)",
                          "out-of-scope refused", "in-scope refused", "answer s p50"])
 

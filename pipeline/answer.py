@@ -39,7 +39,7 @@ from pipeline.retrieve import (
     unseen,
 )
 from pipeline.sentence_vectors import SentenceVectors
-from pipeline.store import Store, StoreUnavailable
+from pipeline.store import Filters, Store, StoreUnavailable
 from pipeline.text import cited_numbers, words
 from pipeline.types import (
     IDK,
@@ -146,9 +146,7 @@ def answer_question(question: Question, parts: Parts) -> Answer:
             del timer.timings["load"]
         with timer.stage("retrieve"):
             vector = parts.embedder.encode([text])[0]  # once: retrieval and the extractive answer both use it
-            hits = retrieve(text, store=parts.store, embedder=parts.embedder, options=o.retrieval, filters=filters,
-                            variant="rrf+rerank" if o.rerank else "rrf", query_vector=vector,
-                            cross_encoder=parts.cross_encoder)
+            hits = question_hits(text, parts, filters, vector)
         if not answerable(text, hits, parts):
             return Answer(question=text, text=IDK, idk=True, timings=timer.timings)
         sources, numbers = number_sources(hits)
@@ -168,6 +166,13 @@ def answer_question(question: Question, parts: Parts) -> Answer:
     return Answer(question=text, text=answer_text, sources=tuple(sources), verdicts=tuple(verdicts),
                   timings=timer.timings, idk=answer_text.strip() == IDK, notes=tuple(dict.fromkeys(notes)),
                   invented_citations=len(invented), draft=draft if draft != answer_text else "")
+
+
+def question_hits(text: str, parts: Parts, filters: Filters | None = None, vector: np.ndarray | None = None) -> list[Hit]:
+    """The chunks a question's answer is drawn from: hybrid search with the configured reranker."""
+    return retrieve(text, store=parts.store, embedder=parts.embedder, options=parts.options.retrieval, filters=filters,
+                    variant="rrf+rerank" if parts.options.rerank else "rrf", query_vector=vector,
+                    cross_encoder=parts.cross_encoder)
 
 
 def load_models(parts: Parts) -> bool:
