@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -268,20 +268,20 @@ _INTRODUCES = re.compile(r"\b(?:the following|as follows|for (?:example|instance
 
 
 def _led_example(units_of: Mapping[int, Sequence[Unit]], picked: Sequence[tuple[int, int]], hits: Sequence[int],
-                 types: Sequence[str], question: str) -> tuple[int, int] | None:
+                 wanted: Callable[[str], bool], steps: Sequence[int] = (0, 1)) -> tuple[int, int] | None:
     """Of the first chunk (`hits`, in answer order) that has one: the first quoted unit (`picked`:
-    (hit, order)) that announces a code example (`_INTRODUCES`) holding a value of `types`, else the first unit
+    (hit, order)) that announces a code example (`_INTRODUCES`) that is `wanted`, else the first unit
     right after a quoted one that does ("**Example 2: …**" then "The following command …") and says
-    nothing a quoted unit says; as (hit, order), or None."""
+    nothing a quoted unit says (`steps` (0,): quoted units only); as (hit, order), or None."""
     said = [_tokens(units_of[h][o].text) for h, o in picked]
     for hit in hits:
         units = units_of[hit]
-        for step in (0, 1):  # a quoted unit's own example first
+        for step in steps:  # a quoted unit's own example first
             for lead in sorted(o + step for h, o in picked if h == hit):
                 if lead < len(units) and units[lead].example and not units[lead].item \
                         and _INTRODUCES.search(plain_text(units[lead].text)) \
                         and (not step or not any(near_duplicate(_tokens(units[lead].text), t) for t in said)) \
-                        and _example_has_value(_example_of(units, lead), types, question):
+                        and wanted(_example_of(units, lead)):
                     return hit, lead
     return None
 
@@ -328,7 +328,8 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     within a chunk. A value question whose quoted sentence announces a code example that holds such
     a value shows that example, with its output, right after the sentence (`_led_example`); otherwise
     a how-to question's answer ends with the code block of the quoted documents' chunks that best
-    matches it (`pipeline.examples.best_example`), with its output."""
+    matches it (`pipeline.examples.best_example`), with its output, or, when their blocks all hold
+    its words alike, shows the example a quoted sentence introduces right after that sentence."""
     all_candidates = _candidates(hits, chunk_number)
     copies: dict[frozenset[str], _Candidate] = {}
     for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
@@ -348,14 +349,22 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
                for c in candidates]
     scores = _relevance(question, candidates, embedder, qv, np.array([0.15 if v else 0.0 for v in carries]))
     chosen: list[int] = []
+    brought: set[tuple[int, int]] = set()  # (hit, unit order) of what the chosen sentences bring
     for i in (int(i) for i in np.argsort(-scores)):
         if len(chosen) >= sentences or scores[i] < scores.max() - spread:
             break
-        if not any(near_duplicate(_tokens(candidates[i].text), _tokens(candidates[j].text)) for j in chosen):
+        c = candidates[i]
+        if chosen and _leans_back(c) and (c.hit, c.order - 1) not in brought:
+            continue  # "This way, …" without the sentence it points back to is not shown: it takes no place
+        if not any(near_duplicate(_tokens(c.text), _tokens(candidates[j].text)) for j in chosen):
             chosen.append(i)
+            brought.update((c.hit, k) for k in _group(c))
     if types and not any(carries[i] for i in chosen):
+        first = candidates[chosen[0]]
+        with_first = {(first.hit, k) for k in _group(first)}
         valued = [i for i in (int(i) for i in np.argsort(-scores)) if carries[i]
-                  and (candidates[i].hit == candidates[chosen[0]].hit or scores[i] >= np.median(scores))
+                  and (candidates[i].hit == first.hit or scores[i] >= np.median(scores))
+                  and (not _leans_back(candidates[i]) or (candidates[i].hit, candidates[i].order - 1) in with_first)
                   and not any(near_duplicate(_tokens(candidates[i].text), _tokens(candidates[j].text)) for j in chosen)]
         if valued:
             chosen = chosen[:1] + valued[:1]
@@ -379,15 +388,24 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     for (hit, _), score in picked.items():
         group_score[hit] = max(group_score.get(hit, -9.0), score)
     shown: dict[tuple[int, int], str] = {}  # (hit, unit order) -> the code example shown after that unit
-    if types and (lead := _led_example(units_of, list(picked), sorted(group_score, key=lambda h: -group_score[h]), types, question)):
+    in_order = sorted(group_score, key=lambda h: -group_score[h])
+    source_of = {c.hit: c.source for c in all_candidates}
+    quoted = {source_of[h] for h in group_score}
+    example = ""  # a how-to answer's closing example (pipeline.examples), when no quoted sentence leads one
+    if types and (lead := _led_example(units_of, list(picked), in_order,
+                                       lambda block: _example_has_value(block, types, question))):
         # a value question: the example a quoted sentence introduces, when it holds such a value
         picked.setdefault(lead, group_score[lead[0]])
         shown[lead] = _example_of(units_of[lead[0]], lead[1])
-    source_of = {c.hit: c.source for c in all_candidates}
+    elif asks_how(question) and not (example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])) \
+            and (lead := _led_example(units_of, list(picked), in_order, lambda _: True, steps=(0,))):
+        # a how-to question whose quoted documents' blocks all hold its words alike: the example
+        # the first quoted sentence that announces one introduces ("The following command …")
+        shown[lead] = _example_of(units_of[lead[0]], lead[1])
     parts: list[str] = []
     taken: list[frozenset[str]] = []
     in_item = after_block = False
-    for hit in sorted(group_score, key=lambda h: -group_score[h]):
+    for hit in in_order:
         orders = sorted(o for h, o in picked if h == hit)
         label = labels[hit]
         if label and not any(has_value(units_of[hit][o].text, types) for o in orders) \
@@ -418,9 +436,7 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
             in_item, after_block = unit.item, (hit, order) in shown
             if after_block:
                 parts.append("\n\n" + shown[(hit, order)])
-    quoted = {source_of[h] for h in group_score}
-    if parts and not shown and asks_how(question) and (
-            example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])):
+    if parts and not shown and example:
         # a how-to answer shows the call (pipeline.examples), and its output where the page shows it
         lead = next(((h, k) for h, units in units_of.items() for k, u in enumerate(units) if u.example == example), None)
         parts.append("\n\n" + (_example_of(units_of[lead[0]], lead[1]) if lead else example))

@@ -181,3 +181,42 @@ def test_a_how_to_example_comes_with_its_output(embedder):
     code = answer[answer.index("```"):]
     assert code.startswith("```\naws s3 presign s3://bucket/report.txt \\\n    --expires-in 604800\n```")
     assert code.endswith("Output:\n```\nhttps://bucket.s3.amazonaws.com/report.txt?X-Amz-Expires=604800\n```")
+
+
+# A command page with two examples that share every word of the question: no block stands out by
+# its words (`best_example` gives ""), so the example shown is the one the quoted sentence introduces.
+PIN_RELEASE = """To pin a channel to a release
+
+The following `pin-channel` example points the channel named `STABLE` at release 7 of the `web-app` project.
+
+```
+shipit pin-channel \\
+    --project web-app \\
+    --release 7 \\
+    --channel STABLE
+```
+"""
+NEW_CHANNEL = """To create a channel for a project
+
+The following `create-channel` example creates a channel named `STABLE` that points at release 1 of the `web-app` project.
+
+```
+shipit create-channel \\
+    --project web-app \\
+    --release 1 \\
+    --channel STABLE
+```
+"""
+
+
+def test_a_how_to_answer_shows_the_example_its_sentence_introduces(embedder):
+    hits = [_hit(PIN_RELEASE + "\n" + NEW_CHANNEL)]
+    question = "After a deploy, how do we point the STABLE channel of web-app at the new release?"
+    assert best_example(question, hits) == ""  # every block holds the question's words
+    answer = generate_extractive(question, hits, number_sources(hits)[1], embedder)
+    quoted = [name for name in ("pin-channel", "create-channel") if f"`{name}` example" in answer]
+    assert quoted and answer.index(f"shipit {quoted[0]}") > answer.index(f"`{quoted[0]}` example")
+    assert answer.count("```") == 2  # the example of the first quoted sentence only, once
+    assert not extractive_flags(answer)["fragment"]
+    plain = generate_extractive("What does the STABLE channel of web-app point at?", hits, number_sources(hits)[1], embedder)
+    assert "```" not in plain  # no how-to, no value: no code

@@ -144,6 +144,20 @@ def test_a_sentence_that_leans_on_one_left_out_is_not_quoted(embedder):
     assert _sentences(answer) == ["After you leave, you keep access to your pay stubs in the payroll system for three years."]
 
 
+def test_a_sentence_that_leans_on_one_left_out_takes_no_place_of_a_value(embedder):
+    # "This way, …" names the service but would be shown without the sentence it points back to, so
+    # it is dropped; the place it took goes to the next sentence that names one, not to nothing
+    hits, numbers = _hits(
+        "Every repository of the team needs continuous integration that runs its tests on each pull request.\n\n"
+        "The agents keep their caches on the build machines of Buildkite.",
+        "There's a secret to fast builds: cache the dependencies. "
+        "This way, continuous integration on Buildkite takes minutes for every repository of the team.")
+    answer = generate_extractive("Which continuous integration service should every repository of the team use?",
+                                 hits, numbers, embedder)
+    assert "The agents keep their caches on the build machines of Buildkite." in _sentences(answer)
+    assert not any(s.startswith("This way") for s in _sentences(answer))
+
+
 def test_two_items_of_a_list_bring_the_whole_list(embedder):
     hits, numbers = _hits(
         "The order in which configuration values are read is:\n\n"
