@@ -268,9 +268,10 @@ _INTRODUCES = re.compile(r"\b(?:the following|as follows|for (?:example|instance
 
 
 def _led_example(units_of: Mapping[int, Sequence[Unit]], picked: Sequence[tuple[int, int]], hits: Sequence[int],
-                 wanted: Callable[[str], bool], steps: Sequence[int] = (0, 1)) -> tuple[int, int] | None:
+                 wanted: Callable[[str], bool], steps: Sequence[int] = (0, 1),
+                 announces: Callable[[str], object] = _INTRODUCES.search) -> tuple[int, int] | None:
     """Of the first chunk (`hits`, in answer order) that has one: the first quoted unit (`picked`:
-    (hit, order)) that announces a code example (`_INTRODUCES`) that is `wanted`, else the first unit
+    (hit, order)) that `announces` a code example (`_INTRODUCES`) that is `wanted`, else the first unit
     right after a quoted one that does ("**Example 2: …**" then "The following command …") and says
     nothing a quoted unit says (`steps` (0,): quoted units only); as (hit, order), or None."""
     said = [_tokens(units_of[h][o].text) for h, o in picked]
@@ -279,7 +280,7 @@ def _led_example(units_of: Mapping[int, Sequence[Unit]], picked: Sequence[tuple[
         for step in steps:  # a quoted unit's own example first
             for lead in sorted(o + step for h, o in picked if h == hit):
                 if lead < len(units) and units[lead].example and not units[lead].item \
-                        and _INTRODUCES.search(plain_text(units[lead].text)) \
+                        and announces(plain_text(units[lead].text)) \
                         and (not step or not any(near_duplicate(_tokens(units[lead].text), t) for t in said)) \
                         and wanted(_example_of(units, lead)):
                     return hit, lead
@@ -329,7 +330,9 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     a value shows that example, with its output, right after the sentence (`_led_example`); otherwise
     a how-to question's answer ends with the code block of the quoted documents' chunks that best
     matches it (`pipeline.examples.best_example`), with its output, or, when their blocks all hold
-    its words alike, shows the example a quoted sentence introduces right after that sentence."""
+    its words alike, shows the example a quoted sentence introduces right after that sentence. Any
+    other answer that quotes a sentence ending on its colon ("start Valgrind like this:") shows the
+    example it introduces, when that is short enough to show."""
     all_candidates = _candidates(hits, chunk_number)
     copies: dict[frozenset[str], _Candidate] = {}
     for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
@@ -401,6 +404,11 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
             and (lead := _led_example(units_of, list(picked), in_order, lambda _: True, steps=(0,))):
         # a how-to question whose quoted documents' blocks all hold its words alike: the example
         # the first quoted sentence that announces one introduces ("The following command …")
+        shown[lead] = _example_of(units_of[lead[0]], lead[1])
+    if not shown and not example and (lead := _led_example(units_of, list(picked), in_order, lambda _: True, steps=(0,),
+                                                           announces=lambda text: text.endswith(":"))):
+        # any answer: a quoted sentence that ends on its colon ("start Valgrind like this:") is
+        # not whole without the example it introduces
         shown[lead] = _example_of(units_of[lead[0]], lead[1])
     parts: list[str] = []
     taken: list[frozenset[str]] = []

@@ -220,3 +220,19 @@ def test_a_how_to_answer_shows_the_example_its_sentence_introduces(embedder):
     assert not extractive_flags(answer)["fragment"]
     plain = generate_extractive("What does the STABLE channel of web-app point at?", hits, number_sources(hits)[1], embedder)
     assert "```" not in plain  # no how-to, no value: no code
+
+
+def test_a_sentence_that_ends_on_its_colon_brings_its_example(embedder):
+    # "… start the checker like this:" is not whole without the command it introduces, whatever the
+    # question asks; a sentence that ends on a full stop brings no code to such a question
+    doc = ("# Debugging under the checker\n\n"
+           "If you want to debug a program with GDB while the checker runs it, start the checker like this:\n\n"
+           "```\nmemcheck --attach-gdb=yes ./server --port 8080\n```\n\n"
+           "The checker then stops at the first error and waits for GDB to connect.\n")
+    hits = [_hit(doc)]
+    answer = generate_extractive("Can we debug our server with GDB while the checker runs it?", hits,
+                                 number_sources(hits)[1], embedder)
+    assert answer.index("like this: [1]") < answer.index("```\nmemcheck --attach-gdb=yes ./server --port 8080\n```")
+    assert not extractive_flags(answer)["fragment"]
+    plain = generate_extractive("Does the checker stop at the first error?", hits, number_sources(hits)[1], embedder)
+    assert "waits for GDB to connect" in plain and "```" not in plain
