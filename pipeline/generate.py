@@ -400,16 +400,14 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
         # a value question: the example a quoted sentence introduces, when it holds such a value
         picked.setdefault(lead, group_score[lead[0]])
         shown[lead] = _example_of(units_of[lead[0]], lead[1])
-    elif asks_how(question) and not (example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])) \
-            and (lead := _led_example(units_of, list(picked), in_order, lambda _: True, steps=(0,))):
-        # a how-to question whose quoted documents' blocks all hold its words alike: the example
-        # the first quoted sentence that announces one introduces ("The following command …")
-        shown[lead] = _example_of(units_of[lead[0]], lead[1])
-    if not shown and not example and (lead := _led_example(units_of, list(picked), in_order, lambda _: True, steps=(0,),
-                                                           announces=lambda text: text.endswith(":"))):
-        # any answer: a quoted sentence that ends on its colon ("start Valgrind like this:") is
-        # not whole without the example it introduces
-        shown[lead] = _example_of(units_of[lead[0]], lead[1])
+    elif not (example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])
+              if asks_how(question) else ""):
+        # no block stands out by the question's words: the example the first quoted sentence that
+        # announces one introduces ("The following command …" for a how-to question; for any
+        # other, a sentence that ends on its colon, "start Valgrind like this:", is not whole without it)
+        announces = _INTRODUCES.search if asks_how(question) else (lambda text: text.endswith(":"))
+        if lead := _led_example(units_of, list(picked), in_order, lambda _: True, steps=(0,), announces=announces):
+            shown[lead] = _example_of(units_of[lead[0]], lead[1])
     parts: list[str] = []
     taken: list[frozenset[str]] = []
     in_item = after_block = False
