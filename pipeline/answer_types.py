@@ -31,7 +31,8 @@ ANSWER_TYPES: dict[str, tuple[re.Pattern, re.Pattern]] = {
 }
 # "which tool / who / what package does …": asks for a name, when it asks for no value of a type above
 # ("in which situations", "which value" ask for a condition or a setting, not a name)
-_ASKS_NAME = re.compile(r"^\s*(?:which|who|whom)\b|(?<!\bin )(?<!\bunder )\bwhich (?!values?\b|situations?\b|cases?\b"
+_OPENS_NAME = re.compile(r"^\s*(?:which|who|whom)\b")
+_ASKS_NAME = re.compile(r"(?<!\bin )(?<!\bunder )\bwhich (?!values?\b|situations?\b|cases?\b"
                         r"|ways?\b|order\b|conditions?\b|circumstances\b)\w+|\bwho (?!is\b|are\b)\w+"
                         r"|\bwhat (?!is\b|are\b|was\b|were\b|does\b|do\b|did\b|happens\b|if\b|should\b|can\b|will\b)\w+"
                         r"(?: \w+)? (?:does|do|did|should|is|are|can|will|must)\b", re.I)
@@ -42,11 +43,24 @@ _NAME = re.compile(r"`([^`\n]+)`|\b([A-Za-z][a-z0-9]*[A-Z][\w-]*|[A-Z]{2,}[a-z]?
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
 
 
+# An opening condition ("When we call configure_file with X, what permissions …?", "If I pass two
+# filters, which one wins?"): the question asks what its main clause asks, not "when".
+_CONDITION = re.compile(r"^\s*(?:when|whenever|if|once|after|before|while)\b[^?,]*,\s*"
+                        r"(?=(?:what|which|who|whom|how|when|where|why|is|are|was|were|do|does|did|can|could"
+                        r"|should|will|would|must|may)\b)", re.I)
+# A manual page's section ("cargo-test(1)", "ctest(1)") is part of a name, never a figure.
+MANUAL_PAGE = re.compile(r"\b[a-z][\w.+-]*\([1-9][a-z]?\)")
+
+
 def answer_types(question: str) -> list[str]:
     """The kinds of value a question asks for ("duration", "number", "date", "version", "default"),
-    or ["name"] for a which/who/what-thing question that asks for none of those."""
-    types = [name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(question)]
-    return types or (["name"] if _ASKS_NAME.search(question) else [])
+    or ["name"] for a which/who/what-thing question that asks for none of those. An opening
+    condition ("When we call X, what …") is read past: the main clause says what is asked."""
+    main = _CONDITION.sub("", question)
+    types = [name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(main)]
+    # (after a condition, "…, which value does Config use?" is read as a clause, not an opening)
+    opens = main == question and _OPENS_NAME.search(question)
+    return types or (["name"] if opens or _ASKS_NAME.search(main) else [])
 
 
 def sentence_names(sentence: str) -> list[str]:

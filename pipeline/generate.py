@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.answer_types import ANSWER_TYPES, answer_types, sentence_names
+from pipeline.answer_types import ANSWER_TYPES, MANUAL_PAGE, answer_types, sentence_names
 from pipeline.chunking import plain_text
 from pipeline.embed import Embedder
 from pipeline.examples import asks_how, best_example
@@ -64,7 +64,8 @@ def generate_llm(llm, question: str, hits: Sequence[Hit], chunk_number: dict[str
 
 def has_value(sentence: str, types: Sequence[str], question: str = "") -> bool:
     """Whether `sentence` carries a value of one of `types`; a "name" counts only when the question
-    does not already say it."""
+    does not already say it. A manual page's section ("cargo-test(1)") is no figure."""
+    sentence = MANUAL_PAGE.sub("", sentence)
     if "name" in types:
         asked = _tokens(question)
         if any(not _tokens(n) <= asked for n in sentence_names(sentence)):
@@ -192,21 +193,48 @@ def _as_sentence(unit: Unit) -> str:
     return text if ENDS_SENTENCE.search(text.rstrip("*_")) else text + "."
 
 
+# A reference entry's opening: its term in code, then its description ("`--config <configFile>`: Specify
+# …", "`NO_SOURCE_PERMISSIONS` (new in version 3.19): Do not …", "`--freelist-vol=<number> [default: …]`: …").
+_ENTRY = re.compile(r"^`([^`\s=<\[(]+)[^`]*`(?:\s*\([^()]*\))?\s*(?::|—|–| - )\s")
+
+
+def _names_entry(c: _Candidate, question: str) -> bool:
+    """Whether `c` opens a reference entry whose term the question names: "… with
+    NO_SOURCE_PERMISSIONS, …" names "`NO_SOURCE_PERMISSIONS` (new in version 3.19): Do not …". A
+    plain lower-case word ("`name`: …") is named only in code (the question's "`name`"). A list item
+    is no entry here: one opening with a name is as often a change note ("* `GZipMiddleware`: Make
+    sure …") or another command's flag as the entry asked about."""
+    if c.unit.item or not c.unit.first or not (entry := _ENTRY.match(c.text)):
+        return False
+    term = entry.group(1)
+    if term.isalpha() and term.islower() and f"`{term}`" not in question:
+        return False
+    return bool(re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", question))
+
+
 def _group(c: _Candidate) -> list[int]:
     """The units a chosen sentence brings, by order in its chunk: a list item its lead-in and the
-    whole item ("`size` - The limit. Defaults to `500`."), a lead-in its items, a sentence the next
-    one when that one finishes its thought ("In this case, …") or leans on it ("It is …", "This …")."""
+    whole item ("`size` - The limit. Defaults to `500`."), a lead-in its items; a reference entry's
+    later sentence the entry's opening, and its opening the sentence after it ("`--config <file>`:
+    Specify the file read. By default, `CPackConfig.cmake` … is used."); a sentence the one before it
+    when it leans on it ("This increases the chance …"), and the next one when that one finishes its
+    thought ("In this case, …") or leans on it ("It is …", "This …")."""
     units, order = c.chunk_units, c.order
     group = [order]
     if c.unit.item:
         if c.unit.lead >= 0:
             group.append(c.unit.lead)
         span = _item_span(units, order)
-        group += [k for k in range(span.start, min(span.stop, order + 3)) if k != order]
-    elif order + 1 < len(units) and not units[order + 1].first and not units[order + 1].item \
+        return group + [k for k in range(span.start, min(span.stop, order + 3)) if k != order]
+    span = _item_span(units, order)
+    if _ENTRY.match(units[span.start].text):
+        group.append(order + 1 if order == span.start and order + 1 < span.stop else span.start)
+    if _leans_back(c):
+        group.append(order - 1)
+    if order + 1 < len(units) and not units[order + 1].first and not units[order + 1].item \
             and (_CONTINUES.match(units[order + 1].text) or _LEANS_BACK.match(plain_text(units[order + 1].text))):
         group.append(order + 1)
-    if c.text.endswith(":") and not c.unit.item:
+    if c.text.endswith(":"):
         group += [k for k, u in enumerate(units) if u.item and u.lead == order][:6]
     return group
 
@@ -350,11 +378,13 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     fields = {rank: _field(hit, units_of.get(rank, ()), types, question) if types else "" for rank, hit in enumerate(hits)}
     carries = [bool(types) and c.hit < best_chunks and (_carries(c, types, question) or bool(labels[c.hit] or fields[c.hit]))
                for c in candidates]
-    scores = _relevance(question, candidates, embedder, qv, np.array([0.15 if v else 0.0 for v in carries]))
+    named = np.array([0.15 if _names_entry(c, question) else 0.0 for c in candidates])
+    scores = _relevance(question, candidates, embedder, qv, np.array([0.15 if v else 0.0 for v in carries]) + named)
+    top = float((scores - named).max())  # the entry named leads; it leaves no other sentence out of `spread`
     chosen: list[int] = []
     brought: set[tuple[int, int]] = set()  # (hit, unit order) of what the chosen sentences bring
     for i in (int(i) for i in np.argsort(-scores)):
-        if len(chosen) >= sentences or scores[i] < scores.max() - spread:
+        if len(chosen) >= sentences or scores[i] < top - spread:
             break
         c = candidates[i]
         if chosen and _leans_back(c) and (c.hit, c.order - 1) not in brought:

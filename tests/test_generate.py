@@ -251,3 +251,48 @@ def test_a_sentence_brings_the_next_one_that_leans_on_it(embedder):
     cache = generate_extractive("Are wheels cached?", hits, numbers, embedder)
     assert "Wheels are cached by default." in cache
     assert "Wheels are cached by default. [1] It is recommended" not in cache  # an "it" that stands for what follows
+
+
+def test_a_condition_before_the_question_does_not_make_it_a_when_question():
+    assert answer_types("When we call configure_file with NO_PERMS, what permissions does the file end up with?") == ["name"]
+    assert answer_types("When I run the packer in our build directory, which file does it read?") == ["name"]
+    assert answer_types("When does the cycle begin?") == ["date"]  # a question about a time still is one
+    # after a condition, "which value" is read as inside a sentence: a setting, not a name
+    assert answer_types("If a setting is in both the environment and the file, which value does Config use?") == []
+
+
+def test_a_manual_page_section_is_no_figure():
+    assert not has_value("See cargo-test(1) for the options.", ["number"])
+    assert has_value("We recommend at most 8 threads; see cargo-build(1).", ["number"])
+
+
+def test_a_reference_entry_comes_whole(embedder):
+    hits, numbers = _hits(
+        "`--config <file>`: Specify the configuration file that packer reads. "
+        "By default, `PackConfig.toml` in the current directory is used.\n\n"
+        "`--config-dir <dir>`: Specify the directory of the configuration file that packer reads.\n\n"
+        "`--config-check`: Check the configuration file that packer reads, and exit.\n\n"
+        "`--freelist-vol=<number>`: When the program frees memory, packer does not reuse it at once. "
+        "It is put in a queue of freed blocks instead. "
+        "This increases the chance that packer catches an access to a freed block.")
+    answer = generate_extractive("How do I tell packer which configuration file to read?", hits, numbers, embedder)
+    # the entry's opening brings the sentence after it: the default is part of the entry
+    assert "packer reads. [1] By default, `PackConfig.toml` in the current directory is used. [1]" in answer
+    freed = generate_extractive("Can packer catch accesses to freed blocks?", hits, numbers, embedder)
+    # a later sentence of an entry brings the entry's opening, and the one it leans on
+    assert "`--freelist-vol=<number>`: When the program frees memory" in freed
+    assert "It is put in a queue of freed blocks instead. [1] This increases the chance" in freed
+
+
+def test_the_entry_a_question_names_leads_the_answer(embedder):
+    hits, numbers = _hits(
+        "`USE_PERMS`: Transfer the permissions of the input file to the output file. "
+        "This is already the default when none of `USE_PERMS`, `NO_PERMS` or `FILE_PERMS` is given. "
+        "The `USE_PERMS` keyword mostly makes the intended permissions clearer.\n\n"
+        "`FILE_PERMS`: Set the permissions of the output file to the ones listed.",
+        "`NO_PERMS`: Do not transfer the permissions of the input file. "
+        "The copied file gets the standard 644 mode.")
+    answer = generate_extractive("When we copy with NO_PERMS, what permissions does the output file end up with?",
+                                 hits, numbers, embedder)
+    assert answer.startswith("`NO_PERMS`: Do not transfer")
+    assert "The copied file gets the standard 644 mode. [1]" in answer
