@@ -349,9 +349,11 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     (how many, how long, when, which version, what default, which tool) and none of them carries
     one, the best sentence of the `best_chunks` that does comes second, if it shares the best
     sentence's chunk or scores above the median; once a figure, date or default is given, two
-    sentences are enough. A kept list item brings its lead-in and the whole item, a kept lead-in
-    its items, a sentence the next one when that one finishes its thought or leans on it ("In
-    this case, …", "It is generated since 20.2."); when the value is in the section's heading rather than its sentences (a release's version),
+    sentences are enough. A reference entry whose term the question names scores as a sentence
+    carrying the value does ("… with NO_SOURCE_PERMISSIONS, …"). A kept list item brings its
+    lead-in and the whole item, a kept lead-in its items, a reference entry's sentence the entry's
+    opening (and the opening the sentence after it), a sentence the one it leans on and the next one
+    when that one finishes its thought or leans on it ("In this case, …", "It is generated since 20.2."); when the value is in the section's heading rather than its sentences (a release's version),
     the heading leads them; when it is in the entry's default field ("* Default: 15"), the entry's
     name and default lead them. They are ordered by relevance, chunk by chunk, and by reading order
     within a chunk. A value question whose quoted sentence announces a code example that holds such
