@@ -52,12 +52,23 @@ _CONDITION = re.compile(r"^\s*(?:when|whenever|if|once|after|before|while)\b[^?,
 MANUAL_PAGE = re.compile(r"\b[a-z][\w.+-]*\([1-9][a-z]?\)")
 
 
+# "Is GraphQL still built into Starlette?", "Is that format stable yet?": whether a state lasts
+# asks when it changed, which a version or a date says. Only a state ("is … still"): "can users still
+# press Ctrl+C", "will pip still reuse the wheels" ask what holds despite a condition, and "a flag
+# which still works" qualifies a noun.
+_LASTS = re.compile(r"^(?:is|are)\b(?:(?!\b(?:which|who|whose|if|when|because)\b)[^?])*"
+                    r"\b(?:still|yet|anymore|any longer|no longer)\b", re.I)
+
+
 def answer_types(question: str) -> list[str]:
     """The kinds of value a question asks for ("duration", "number", "date", "version", "default"),
-    or ["name"] for a which/who/what-thing question that asks for none of those. An opening
+    or ["name"] for a which/who/what-thing question that asks for none of those; whether a state
+    lasts ("Is GraphQL still built in?") asks for the version or date it changed. An opening
     condition ("When we call X, what …") is read past: the main clause says what is asked."""
     main = _CONDITION.sub("", question)
     types = [name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(main)]
+    if not types and any(_LASTS.search(s.strip()) for s in re.split(r"(?<=[.?!])\s+", main)):
+        types = ["version", "date"]
     # (after a condition, "…, which value does Config use?" is read as a clause, not an opening)
     opens = main == question and _OPENS_NAME.search(question)
     return types or (["name"] if opens or _ASKS_NAME.search(main) else [])

@@ -296,3 +296,18 @@ def test_the_entry_a_question_names_leads_the_answer(embedder):
                                  hits, numbers, embedder)
     assert answer.startswith("`NO_PERMS`: Do not transfer")
     assert "The copied file gets the standard 644 mode. [1]" in answer
+
+
+def test_whether_a_state_lasts_is_asked_by_when_it_changed(embedder):
+    assert answer_types("Is GraphQL still built into the framework?") == ["version", "date"]
+    assert answer_types("We parse the report in our tooling. Is that format stable yet?") == ["version", "date"]
+    assert answer_types("If I put stdin into raw mode, can users still press Ctrl+C?") == []  # despite a condition
+    assert answer_types("Will pip still reuse the wheels it built?") == []
+    hits, numbers = _hits(
+        "Although GraphQL support is no longer built in to the framework, you can still use GraphQL "
+        "with the framework via 3rd party libraries. "
+        "These libraries all have framework-specific guides to help you do just that. "
+        "GraphQL support in the framework was deprecated in version 0.15.0, and removed in version 0.17.0. "
+        "Built-in GraphQL support in the framework was easy to use with its own GraphQL app class.")
+    answer = generate_extractive("Is GraphQL still built into the framework?", hits, numbers, embedder)
+    assert "removed in version 0.17.0" in answer
