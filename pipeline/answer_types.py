@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from pipeline.text import split_sentences
+
 _NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred"
 _UNITS = (r"(?:hours?|hrs?|days?|weeks?|months?|years?|minutes?|mins?|seconds?|secs?|ms|milliseconds?|pay periods?"
           r"|characters?|chars|lines?|words?|bytes?)")  # … and lengths: "how long may the first line be?"
@@ -67,7 +69,7 @@ def answer_types(question: str) -> list[str]:
     condition ("When we call X, what …") is read past: the main clause says what is asked."""
     main = _CONDITION.sub("", question)
     types = [name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(main)]
-    if not types and any(_LASTS.search(s.strip()) for s in re.split(r"(?<=[.?!])\s+", main)):
+    if not types and any(_LASTS.search(s) for s in split_sentences(main)):
         types = ["version", "date"]
     # (after a condition, "…, which value does Config use?" is read as a clause, not an opening)
     opens = main == question and _OPENS_NAME.search(question)

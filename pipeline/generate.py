@@ -353,8 +353,9 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     carrying the value does ("… with NO_SOURCE_PERMISSIONS, …"). A kept list item brings its
     lead-in and the whole item, a kept lead-in its items, a reference entry's sentence the entry's
     opening (and the opening the sentence after it), a sentence the one it leans on and the next one
-    when that one finishes its thought or leans on it ("In this case, …", "It is generated since 20.2."); when the value is in the section's heading rather than its sentences (a release's version),
-    the heading leads them; when it is in the entry's default field ("* Default: 15"), the entry's
+    when that one finishes its thought or leans on it ("In this case, …", "It is generated since
+    20.2."); when the value is in the section's heading rather than its sentences (a release's
+    version), the heading leads them; when it is in the entry's default field ("* Default: 15"), the entry's
     name and default lead them. They are ordered by relevance, chunk by chunk, and by reading order
     within a chunk. A value question whose quoted sentence announces a code example that holds such
     a value shows that example, with its output, right after the sentence (`_led_example`); otherwise
@@ -406,10 +407,8 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     if types != ["name"] and any(carries[i] for i in chosen[:2]):
         chosen = chosen[:2]  # a figure, date or default is given: the best sentence and one more
     picked: dict[tuple[int, int], float] = {}  # (hit, unit order) -> score of the group it joins
-    for n, i in enumerate(chosen):
+    for i in chosen:  # (a sentence that leans back was chosen only with what it leans on, or brings it)
         c, score = candidates[i], float(scores[i])
-        if n and _leans_back(c) and (c.hit, c.order - 1) not in picked:
-            continue  # "This is because …" without the sentence it points back to
         for k in _group(c):
             picked.setdefault((c.hit, k), score)
     for c in {(c.hit, c.unit.lead): c for c in all_candidates if c.unit.item and c.unit.lead >= 0}.values():
