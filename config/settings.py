@@ -53,6 +53,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("relevance_floor", 0.25, "Minimum cosine similarity of the best chunk; below it the answer is \"I don't have information...\" (before any LLM call)."),
     Setting("relevance_confident", 0.65, "Below this similarity of the best chunk, a question with a noun that no document contains is refused as out of scope."),
     Setting("relevance_topical", 0.45, "Below this similarity of the best chunk, a question with a noun that none of the three best chunks contains is refused as out of scope."),
+    Setting("relevance_broad", 0.5, "Below this similarity of the best chunk, a question with two or more nouns (not of the asker's own setting) that none of the three best chunks contains is refused as out of scope."),
     Setting("store", "embedded", "Vector store: `embedded` (SQLite + numpy) or `weaviate`."),
     Setting("weaviate_url", "", "Weaviate HTTP URL, e.g. http://localhost:8080.", env="WEAVIATE_URL"),
     Setting("weaviate_grpc_port", 50051, "Weaviate gRPC port."),

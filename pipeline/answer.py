@@ -72,6 +72,7 @@ class AnswerOptions:
     relevance_floor: float
     relevance_confident: float
     relevance_topical: float
+    relevance_broad: float
     llm_max_tokens: int
     answer_sentences: int
     verify: bool
@@ -197,14 +198,16 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
     """The relevance floor: refuse before any LLM call when the documents do not cover the question
     (`pipeline.retrieve.in_scope`); which of its nouns no document contains is looked up in the store."""
     o = parts.options
-    limits = {"floor": o.relevance_floor, "confident": o.relevance_confident, "topical": o.relevance_topical}
+    limits = {"floor": o.relevance_floor, "confident": o.relevance_confident, "topical": o.relevance_topical,
+              "broad": o.relevance_broad}
     best = max(((h.dense or 0.0) for h in hits), default=0.0)
     if best < o.relevance_floor or best >= o.relevance_confident:
         return in_scope(hits, [], [], **limits)
     nouns = question_nouns(asked(question))  # a noun of the scene it sets is no topic the chunks must hold
     unknown = [n for n in question_nouns(question, names_only=True)
                if (key := looked_up_as(n)) and not documented(key, parts.store)]
-    return in_scope(hits, unknown, unseen(nouns, hits), **limits)
+    topics = question_nouns(asked(question), own=False)  # "our health check" is the asker's, not a topic
+    return in_scope(hits, unknown, unseen(nouns, hits), unseen_topics=unseen(topics, hits), **limits)
 
 
 def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts: Parts,

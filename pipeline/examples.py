@@ -1,5 +1,5 @@
 """Code examples for how-to answers: the fenced code block of an answer's own chunks that best
-matches the question.
+matches the question, and the example a sentence introduces with its output.
 
 "How do I render a template?" is answered by a documentation page's code more than by its prose:
 the prose says what a feature is, the code shows the call (`templates.TemplateResponse(...)`).
@@ -14,9 +14,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from pipeline.chunking import plain_text
 from pipeline.text import QUERY_STOPWORDS, stem
 from pipeline.types import Hit
+
+if TYPE_CHECKING:
+    from pipeline.prose import Unit
 
 MAX_EXAMPLE_LINES = 25  # a longer block is a program, not an example of one call
 # at the question's start or after the context it opens with ("Our topic must trigger it. How do I …",
@@ -69,3 +74,18 @@ def best_example(question: str, hits: Sequence[Hit]) -> str:
               for (rank, k, block), ts in zip(blocks, terms, strict=True)]
     score, _, _, block = max(scored)
     return block if score > 0 else ""
+
+
+# The line that introduces an example's output ("Output:", "This prints:", "Result:").
+_OUTPUT_LEAD = re.compile(r"^(?:(?:example |sample |the )?(?:output|result|response)s?"
+                          r"|(?:this|which|it) (?:outputs|prints|returns|produces|displays|shows|logs))\b[^.!?]{0,30}:$", re.I)
+
+
+def example_of(units: Sequence[Unit], lead: int) -> str:
+    """The code example unit `lead` introduces, with its output when the unit after it introduces
+    that ("Output:" and the block that follows it)."""
+    text = units[lead].example
+    after = lead + 1
+    if after < len(units) and units[after].example and _OUTPUT_LEAD.match(plain_text(units[after].text)):
+        text += f"\n\n{units[after].text}\n{units[after].example}"
+    return text

@@ -12,7 +12,7 @@ import numpy as np
 from pipeline.answer_types import ANSWER_TYPES, MANUAL_PAGE, answer_types, sentence_names
 from pipeline.chunking import plain_text
 from pipeline.embed import Embedder
-from pipeline.examples import asks_how, best_example
+from pipeline.examples import asks_how, best_example, example_of
 from pipeline.prose import DEFAULT_FIELD, Unit, prose_units
 from pipeline.text import ENDS_SENTENCE
 from pipeline.types import IDK, Hit, Source
@@ -164,11 +164,16 @@ def _leans_back(c: _Candidate) -> bool:
     return not c.unit.first and bool(_LEANS_BACK.match(plain_text(c.text)))
 
 
-# A pointer elsewhere ("For more information, see …", "This page outlines …") rather than an answer.
+# A pointer elsewhere ("For more information, see …", "This page outlines …") rather than an answer
+# ("See `console.profile()` for an example.", "`setTimeout` is described in the timers section.")
 _POINTER = re.compile(r"^(?:see (?:also|the|our)\b|refer to\b|this (?:page|section|guide|document|article) "
                       r"(?:outlines|describes|covers|explains|contains|provides|lists)\b)"
-                      r"|\b(?:for (?:more|further) (?:information|info|details)|head over to|(?:has|have|contains?) "
-                      r"(?:more )?(?:instructions|information|details) (?:on|about))\b", re.I)
+                      r"|^see\b.{0,80}?\bfor (?:an? |more |the |further |full )?(?:examples?|details|information|usage"
+                      r"|a list|a description|an explanation)\b"
+                      r"|\b(?:is|are) (?:described|documented|explained|covered) (?:in|on|under) (?:the |its |our )?"
+                      r"(?:[^\s.]+ ){0,4}(?:section|page|chapter|guide|documentation|docs)\b"
+                      r"|\b(?:for (?:more|further) (?:information|info|details)|head over to|please (?:see|refer to)"
+                      r"|(?:has|have|contains?) (?:more )?(?:instructions|information|details) (?:on|about))\b", re.I)
 
 # A sentence that opens with one of these finishes the thought of the sentence before it.
 _CONTINUES = re.compile(r"^(?:in (?:this|that|such a|which) case|to do (?:this|so|that)|if so|this way|that way"
@@ -210,6 +215,15 @@ def _names_entry(c: _Candidate, question: str) -> bool:
     if term.isalpha() and term.islower() and f"`{term}`" not in question:
         return False
     return bool(re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", question))
+
+
+_ENDS_ON_COLON = re.compile(r":[*_]*\s*$")
+
+
+def _announces_block(c: _Candidate) -> bool:
+    """Whether `c` ends on its colon with a code block after it ("start Valgrind like this:"): it is
+    whole only with that block."""
+    return c.unit.code and not c.unit.item and bool(_ENDS_ON_COLON.search(c.text))
 
 
 def _group(c: _Candidate) -> list[int]:
@@ -264,21 +278,6 @@ def _field(hit: Hit, units: Sequence[Unit], types: Sequence[str], question: str)
     return f"{name} default: {value}"
 
 
-# The line that introduces an example's output ("Output:", "This prints:", "Result:").
-_OUTPUT_LEAD = re.compile(r"^(?:(?:example |sample |the )?(?:output|result|response)s?"
-                          r"|(?:this|which|it) (?:outputs|prints|returns|produces|displays|shows|logs))\b[^.!?]{0,30}:$", re.I)
-
-
-def _example_of(units: Sequence[Unit], lead: int) -> str:
-    """The code example unit `lead` introduces, with its output when the unit after it introduces
-    that ("Output:" and the block that follows it)."""
-    text = units[lead].example
-    after = lead + 1
-    if after < len(units) and units[after].example and _OUTPUT_LEAD.match(plain_text(units[after].text)):
-        text += f"\n\n{units[after].text}\n{units[after].example}"
-    return text
-
-
 # The names code writes: an option (`--expires-in`), a snake_case or camelCase identifier, a key.
 _CODE_NAME = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[A-Za-z][a-z0-9]*[A-Z]\w*")
 
@@ -296,10 +295,9 @@ _INTRODUCES = re.compile(r"\b(?:the following|as follows|for (?:example|instance
 
 
 def _led_example(units_of: Mapping[int, Sequence[Unit]], picked: Sequence[tuple[int, int]], hits: Sequence[int],
-                 wanted: Callable[[str], bool], steps: Sequence[int] = (0, 1),
-                 announces: Callable[[str], object] = _INTRODUCES.search) -> tuple[int, int] | None:
+                 wanted: Callable[[str], bool], steps: Sequence[int] = (0, 1)) -> tuple[int, int] | None:
     """Of the first chunk (`hits`, in answer order) that has one: the first quoted unit (`picked`:
-    (hit, order)) that `announces` a code example (`_INTRODUCES`) that is `wanted`, else the first unit
+    (hit, order)) that announces a code example (`_INTRODUCES`) that is `wanted`, else the first unit
     right after a quoted one that does ("**Example 2: …**" then "The following command …") and says
     nothing a quoted unit says (`steps` (0,): quoted units only); as (hit, order), or None."""
     said = [_tokens(units_of[h][o].text) for h, o in picked]
@@ -308,9 +306,9 @@ def _led_example(units_of: Mapping[int, Sequence[Unit]], picked: Sequence[tuple[
         for step in steps:  # a quoted unit's own example first
             for lead in sorted(o + step for h, o in picked if h == hit):
                 if lead < len(units) and units[lead].example and not units[lead].item \
-                        and announces(plain_text(units[lead].text)) \
+                        and _INTRODUCES.search(plain_text(units[lead].text)) \
                         and (not step or not any(near_duplicate(_tokens(units[lead].text), t) for t in said)) \
-                        and wanted(_example_of(units, lead)):
+                        and wanted(example_of(units, lead)):
                     return hit, lead
     return None
 
@@ -322,7 +320,7 @@ def _carries(c: _Candidate, types: Sequence[str], question: str) -> bool:
 
 
 def _relevance(question: str, candidates: Sequence[_Candidate], embedder: Embedder, qv: np.ndarray,
-               typed: np.ndarray) -> np.ndarray:
+               typed: np.ndarray, pointers: Sequence[bool]) -> np.ndarray:
     """Each candidate's score: its cosine with the question, plus half the share of the question's
     key terms it contains (a term found in fewer candidates weighs more), a small prior for its
     chunk's rank, plus `typed` (the bonus for carrying the value asked for), less 0.1 for a pointer
@@ -334,7 +332,7 @@ def _relevance(question: str, candidates: Sequence[_Candidate], embedder: Embedd
     total = sum(weight.values()) or 1.0
     overlap = np.array([sum(weight[t] for t in q_terms if t in ts) / total for ts in c_terms])
     prior = np.array([0.05 / (1 + c.hit) for c in candidates])
-    pointer = np.array([0.1 if _POINTER.search(plain_text(c.text)) else 0.0 for c in candidates])
+    pointer = np.array([0.1 if p else 0.0 for p in pointers])
     return embedder.encode_cached([c.text for c in candidates]) @ qv + 0.5 * overlap + prior + typed - pointer
 
 
@@ -345,7 +343,8 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
 
     Sentences are scored by `_relevance`. Up to `sentences` whole sentences within `spread` of the
     best are kept: never two saying the same, never a lead-in whose list is missing, never a
-    sentence that leans on one left out ("This is because …"). When the question asks for a value
+    sentence that leans on one left out ("This is because …"), never a pointer elsewhere ("See
+    `console.profile()` for an example.") unless nothing else is within `spread`. When the question asks for a value
     (how many, how long, when, which version, what default, which tool) and none of them carries
     one, the best sentence of the `best_chunks` that does comes second, if it shares the best
     sentence's chunk or scores above the median; once a figure, date or default is given, two
@@ -359,11 +358,11 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     name and default lead them. They are ordered by relevance, chunk by chunk, and by reading order
     within a chunk. A value question whose quoted sentence announces a code example that holds such
     a value shows that example, with its output, right after the sentence (`_led_example`); otherwise
-    a how-to question's answer ends with the code block of the quoted documents' chunks that best
-    matches it (`pipeline.examples.best_example`), with its output, or, when their blocks all hold
-    its words alike, shows the example a quoted sentence introduces right after that sentence. Any
-    other answer that quotes a sentence ending on its colon ("start Valgrind like this:") shows the
-    example it introduces, when that is short enough to show."""
+    each quoted sentence ending on its colon ("start Valgrind like this:") is followed by the example
+    it introduces (one too long to show takes no place); otherwise a how-to question's answer ends with the
+    code block of the quoted documents' chunks that best matches it (`pipeline.examples.best_example`),
+    with its output, or, when their blocks all hold its words alike, shows the example a quoted
+    sentence introduces right after that sentence."""
     all_candidates = _candidates(hits, chunk_number)
     copies: dict[frozenset[str], _Candidate] = {}
     for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
@@ -382,7 +381,9 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     carries = [bool(types) and c.hit < best_chunks and (_carries(c, types, question) or bool(labels[c.hit] or fields[c.hit]))
                for c in candidates]
     named = np.array([0.15 if _names_entry(c, question) else 0.0 for c in candidates])
-    scores = _relevance(question, candidates, embedder, qv, np.array([0.15 if v else 0.0 for v in carries]) + named)
+    pointers = [bool(_POINTER.search(plain_text(c.text))) for c in candidates]
+    scores = _relevance(question, candidates, embedder, qv, np.array([0.15 if v else 0.0 for v in carries]) + named,
+                        pointers)
     top = float((scores - named).max())  # the entry named leads; it leaves no other sentence out of `spread`
     chosen: list[int] = []
     brought: set[tuple[int, int]] = set()  # (hit, unit order) of what the chosen sentences bring
@@ -392,14 +393,21 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
         c = candidates[i]
         if chosen and _leans_back(c) and (c.hit, c.order - 1) not in brought:
             continue  # "This way, …" without the sentence it points back to is not shown: it takes no place
+        if pointers[i]:
+            continue  # "See `console.profile()` for an example.": only where nothing else is in reach (below)
+        if chosen and _announces_block(c) and not c.unit.example:
+            continue  # "… like this:" before a block too long to show is not whole: it takes no place
         if not any(near_duplicate(_tokens(c.text), _tokens(candidates[j].text)) for j in chosen):
             chosen.append(i)
             brought.update((c.hit, k) for k in _group(c))
+    if not chosen:  # only pointers elsewhere within reach: the best of them
+        chosen = [int(np.argmax(scores))]
     if types and not any(carries[i] for i in chosen):
         first = candidates[chosen[0]]
         with_first = {(first.hit, k) for k in _group(first)}
         valued = [i for i in (int(i) for i in np.argsort(-scores)) if carries[i]
                   and (candidates[i].hit == first.hit or scores[i] >= np.median(scores))
+                  and not pointers[i]
                   and (not _leans_back(candidates[i]) or (candidates[i].hit, candidates[i].order - 1) in with_first)
                   and not any(near_duplicate(_tokens(candidates[i].text), _tokens(candidates[j].text)) for j in chosen)]
         if valued:
@@ -430,15 +438,19 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
                                        lambda block: _example_has_value(block, types, question))):
         # a value question: the example a quoted sentence introduces, when it holds such a value
         picked.setdefault(lead, group_score[lead[0]])
-        shown[lead] = _example_of(units_of[lead[0]], lead[1])
-    elif not (example := best_example(question, [h for h in hits if chunk_number[h.chunk.id] in quoted])
-              if asks_how(question) else ""):
+        shown[lead] = example_of(units_of[lead[0]], lead[1])
+    for hit, order in sorted(picked):
+        unit = units_of[hit][order]
+        if (hit, order) not in shown and unit.example and not unit.item and _ENDS_ON_COLON.search(unit.text):
+            # a sentence that ends on its colon ("start Valgrind like this:") is whole only with the
+            # block it introduces: that block follows it, never another
+            shown[(hit, order)] = example_of(units_of[hit], order)
+    if not shown and asks_how(question) and not (example := best_example(
+            question, [h for h in hits if chunk_number[h.chunk.id] in quoted])):
         # no block stands out by the question's words: the example the first quoted sentence that
-        # announces one introduces ("The following command …" for a how-to question; for any
-        # other, a sentence that ends on its colon, "start Valgrind like this:", is not whole without it)
-        announces = _INTRODUCES.search if asks_how(question) else (lambda text: text.endswith(":"))
-        if lead := _led_example(units_of, list(picked), in_order, lambda _: True, steps=(0,), announces=announces):
-            shown[lead] = _example_of(units_of[lead[0]], lead[1])
+        # announces one introduces ("The following command …")
+        if lead := _led_example(units_of, list(picked), in_order, lambda _: True, steps=(0,)):
+            shown[lead] = example_of(units_of[lead[0]], lead[1])
     parts: list[str] = []
     taken: list[frozenset[str]] = []
     in_item = after_block = False
@@ -476,5 +488,5 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     if parts and not shown and example:
         # a how-to answer shows the call (pipeline.examples), and its output where the page shows it
         lead = next(((h, k) for h, units in units_of.items() for k, u in enumerate(units) if u.example == example), None)
-        parts.append("\n\n" + (_example_of(units_of[lead[0]], lead[1]) if lead else example))
+        parts.append("\n\n" + (example_of(units_of[lead[0]], lead[1]) if lead else example))
     return "".join(parts) if parts else IDK

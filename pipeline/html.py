@@ -205,6 +205,15 @@ def _definitions(dl) -> list[str]:
     return out
 
 
+def table_rows(fragment: str) -> list[str]:
+    """The rows of the first HTML table in `fragment` (a Markdown page's `<table>` block) as
+    `_table` writes an HTML page's: ["", "- Header: cell — Header: cell", "", …]."""
+    from bs4 import BeautifulSoup
+
+    table = BeautifulSoup(fragment, "lxml").find("table")
+    return _table(table) if table else []
+
+
 def _table(table) -> list[str]:
     """Each row as a list item "Header: cell — Header: cell" (the header row's cells label the others)."""
     rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]

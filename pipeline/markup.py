@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from pipeline.html import html_to_markdown, row_item, underlined_headings
+from pipeline.html import html_to_markdown, row_item, table_rows, underlined_headings
 from pipeline.myst import myst_to_markdown
 from pipeline.rst import Include, rst_to_markdown
 from pipeline.text import FENCE, INLINE_CODE
@@ -224,6 +224,7 @@ _REF_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:\s*<?(\S+?)>?(?:\s+[\"'(].*
 _HTML_LINK = re.compile(r"<a\s[^>]*?href=[\"']([^\"']*)[\"'][^>]*>(.*?)</a\s*>", re.S | re.I)
 _HTML_CODE = re.compile(r"<code>(.*?)</code>", re.S | re.I)
 _HTML_TAG = re.compile(r"</?(?:a|abbr|b|big|blockquote|body|br|center|code|dd|details|div|dl|dt|em|figcaption|figure|font|h[1-6]|head|hr|html|i|iframe|img|input|kbd|li|link|mark|meta|ol|p|picture|pre|s|section|small|source|span|strong|sub|summary|sup|table|tbody|td|th|thead|title|tr|u|ul|video)\b[^>]*>", re.I)
+_HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
 _EMPHASIS = (re.compile(r"(?<![\w*\\])(\*\*\*|\*\*|\*)(?=[^\s*])(.+?)(?<=[^\s*\\])\1(?![\w*])", re.S),
              re.compile(r"(?<![\w\\])(___|__|_)(?=[^\s_])(.+?)(?<=[^\s_\\])\1(?!\w)", re.S))
 
@@ -260,6 +261,13 @@ def render_tables(text: str) -> str:
         out.append(lines[i])
         i += 1
     return "\n".join(out)
+
+
+def render_html_tables(text: str) -> str:
+    """Every HTML `<table>` of a Markdown page (Node.js's API docs write theirs so) becomes one list
+    item per row, "Header: cell — Header: cell", as a pipe table and an HTML page's table do: its cells
+    run together into one sentence otherwise ("Keybindings Description Notes Ctrl+Shift+Backspace …")."""
+    return _HTML_TABLE.sub(lambda m: "\n".join(["", *table_rows(m.group(0)), ""]), text)
 
 
 def _strip_emphasis(text: str) -> str:
@@ -345,7 +353,7 @@ def render_markdown(text: str, rel: str = "", site: Site | None = None) -> str:
             if kinds[start] == "prose":
                 out.append(render_prose(block, rel, site, refs))
             elif kinds[start] == "html":
-                html = render_prose(block, rel, site, refs)
+                html = render_prose(render_html_tables(block), rel, site, refs)
                 out.append("\n".join(x.strip() for x in html.split("\n") if x.strip()) + "\n")
             else:
                 out.append(block)

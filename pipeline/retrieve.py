@@ -126,15 +126,17 @@ def _cosines(store: Store, vector: np.ndarray, ids: list[str], known: dict[str, 
 _ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "compound", "conj", "poss", "dative", "oprd", "amod"})
 
 
-def question_nouns(question: str, names_only: bool = False) -> list[str]:
+def question_nouns(question: str, names_only: bool = False, own: bool = True) -> list[str]:
     """The nouns and proper nouns of a question, lowercased, each once: what it is about
     ("How do I connect a Starlette app to a MongoDB database?" → starlette, app, mongodb, database).
     With `names_only`, those written as names (`_written_as_name`) and not of the asker's own setting
-    (`_the_askers_own`): starlette, mongodb."""
+    (`_the_askers_own`): starlette, mongodb. Without `own`, the nouns less the asker's own things
+    ("our health check", "my application")."""
     doc = _question_doc(question)
     words = [t.text.lower() for t in doc if (t.pos_ in ("NOUN", "PROPN") or (t.i > 0 and t.text[:1].isupper()))
              and t.dep_ in _ARGUMENT_DEPS and not t.is_stop and len(t.text) > 1
              and any(c.isalpha() for c in t.text)  # "MongoDB" is tagged ADJ; "Hi team," is no argument
+             and (own or names_only or not _the_askers_own(t))
              and (not names_only or (_written_as_name(t) and not _the_askers_own(t)
                                      and not (t.i > 0 and doc[t.i - 1].like_num)))]  # "300 MB": a unit
     return list(dict.fromkeys(words))
@@ -215,29 +217,40 @@ def documented(name: str, store: Store) -> bool:
 
 
 def in_scope(hits: Sequence[Hit], unknown_nouns: Sequence[str], unseen_nouns: Sequence[str], *,
-             floor: float, confident: float, topical: float) -> bool:
+             floor: float, confident: float, topical: float, broad: float | None = None,
+             unseen_topics: Sequence[str] | None = None) -> bool:
     """Whether the knowledge base can answer, from the best chunk's cosine with the question:
     - below `floor`, never;
     - below `confident`, not when a noun of the question occurs in no document (`unknown_nouns`:
       "MongoDB" asked of a web framework's docs);
     - below `topical`, not when a noun of the question is missing from the best chunks
-      (`unseen_nouns`: "Chicago" when the best chunks speak of per diem rates in general).
+      (`unseen_nouns`: "Chicago" when the best chunks speak of per diem rates in general);
+    - below `broad`, not when two nouns of the question or more are missing from them
+      (`unseen_topics`, the unseen nouns less the asker's own things, "our health check": "encrypt"
+      and "default" when the S3 commands' pages are asked how to encrypt a bucket by default).
     (Calibrated on the answer-check corpora, both: docs/verification.md.)"""
     best = max(((h.dense or 0.0) for h in hits), default=0.0)
     if best < floor:
         return False
     if best < confident and unknown_nouns:
         return False
+    if broad is not None and best < broad and len(unseen_nouns if unseen_topics is None else unseen_topics) >= 2:
+        return False
     return best >= topical or not unseen_nouns
 
 
 def unseen(nouns: Sequence[str], hits: Sequence[Hit], top: int = 3) -> list[str]:
-    """The nouns that none of the `top` best chunks contains (by stem: "holidays" is in "holiday"; a
-    dotted name by its parts: "node_js", as `question_nouns` masks "Node.js", is in "Node.js")."""
-    stems = {stem(w) for h in hits[:top] for w in words(h.chunk.context_text)}
+    """The nouns that none of the `top` best chunks contains (by stem: "holidays" is in "holiday",
+    and "aliases" in "alias", whose stems differ until stemmed twice; a dotted name by its parts:
+    "node_js", as `question_nouns` masks "Node.js", is in "Node.js")."""
+    def stems_of(word: str) -> set[str]:
+        once = stem(word)
+        return {once, stem(once)}
+
+    stems = {s for h in hits[:top] for w in words(h.chunk.context_text) for s in stems_of(w)}
 
     def seen(noun: str) -> bool:
         parts = [p for p in noun.split("_") if p]
-        return stem(noun) in stems or (len(parts) > 1 and all(stem(p) in stems for p in parts))
+        return bool(stems_of(noun) & stems) or (len(parts) > 1 and all(stems_of(p) & stems for p in parts))
 
     return [n for n in nouns if not seen(n)]

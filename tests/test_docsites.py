@@ -162,6 +162,19 @@ def test_tables_become_header_cell_rows(site_folder):
     assert "|" not in doc.text and "----" not in doc.text
 
 
+def test_an_html_table_in_a_markdown_page_becomes_header_cell_rows():
+    page = ("## Keybindings\n\nThe readline interface knows these keys.\n\n<table>\n  <tr>\n    <th>Keys</th>\n"
+            "    <th>Action</th>\n    <th>Notes</th>\n  </tr>\n  <tr>\n    <td><kbd>Ctrl</kbd>+<kbd>C</kbd></td>\n"
+            "    <td>Emit <code>SIGINT</code> or close the\n    interface</td>\n    <td></td>\n  </tr>\n  <tr>\n"
+            "    <td><kbd>Ctrl</kbd>+<kbd>Z</kbd></td>\n    <td>Emit <code>SIGTSTP</code></td>\n"
+            "    <td>Doesn't work on Windows</td>\n  </tr>\n</table>\n\nAfter the table.\n")
+    text = to_markdown(page, "markdown", rel="readline.md")[0]
+    assert "- Keys: `Ctrl`+`C` — Action: Emit `SIGINT` or close the interface\n" in text
+    assert "- Keys: `Ctrl`+`Z` — Action: Emit `SIGTSTP` — Notes: Doesn't work on Windows" in text
+    assert "Keys Action Notes" not in text and "<t" not in text
+    assert text.endswith("After the table.")
+
+
 def test_front_matter_toml_and_unreadable_yaml():
     assert split_front_matter('+++\ntitle = "Hugo page"\nurl = "/x/"\n+++\nBody')[0] == {"title": "Hugo page", "url": "/x/"}
     meta, rest = split_front_matter("---\n: : bad [yaml\n---\nBody text")

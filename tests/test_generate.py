@@ -311,3 +311,43 @@ def test_whether_a_state_lasts_is_asked_by_when_it_changed(embedder):
         "Built-in GraphQL support in the framework was easy to use with its own GraphQL app class.")
     answer = generate_extractive("Is GraphQL still built into the framework?", hits, numbers, embedder)
     assert "removed in version 0.17.0" in answer
+
+
+
+def test_a_pointer_to_another_place_gives_way_to_the_answer(embedder):
+    hits, numbers = _hits(
+        "Schedules execution of a one-time callback after delay milliseconds. "
+        "`setTimeout` is described in the [timers](timers.md) section.",
+        "When the delay is larger than 2147483647 or less than 1, the delay will be set to 1.")
+    answer = generate_extractive("How long can a setTimeout delay be?", hits, numbers, embedder)
+    assert _sentences(answer)[0] == "When the delay is larger than 2147483647 or less than 1, the delay will be set to 1."
+    assert "described in" not in answer
+    hits, numbers = _hits(
+        "Stops a timer that was started by `console.time()` and prints the result. "
+        "See `console.timeStamp()` for an example.",
+        "This method does not display anything unless used in the inspector. The `console.timeStamp()` "
+        "method adds an event with the label to the Timeline panel of the inspector.")
+    answer = generate_extractive("Why doesn't console.timeStamp() print anything?", hits, numbers, embedder)
+    assert "for an example" not in answer and "Timeline panel" in answer
+    hits, numbers = _hits("See the `timers` section for details on scheduling.")  # nothing else: the pointer is the answer
+    assert generate_extractive("How do I schedule a callback?", hits, numbers, embedder).startswith("See the `timers` section")
+
+
+def test_a_sentence_that_ends_on_its_colon_is_followed_by_its_own_block(embedder):
+    hits, numbers = _hits(
+        "To debug a program with GDB under the memory checker, start the checker like this:\n\n"
+        "```\nvalgrind --vgdb=yes --vgdb-error=0 prog\n```\n\n"
+        "In another window, start GDB on the same program like this:\n\n"
+        "```\ngdb prog\n```\n\n"
+        "Then attach GDB to the running checker with the target remote command. "
+        "The program stops at the first error the checker reports.")
+    answer = generate_extractive("How do I debug my program with GDB while the memory checker runs?", hits, numbers, embedder)
+    # a how-to answer's closing example ("gdb prog") would read as what "like this:" introduces
+    assert "start the checker like this: [1]\n\n```\nvalgrind --vgdb=yes" in answer
+    hits, numbers = _hits(
+        "Start the web server like this:\n\n```\nserve --port 8000\n```\n\n"
+        "Start the background worker like this:\n\n```\nwork --queue jobs\n```\n\n"
+        "The web server and the background worker share the same job queue.")
+    answer = generate_extractive("How do I start the web server and the background worker?", hits, numbers, embedder)
+    assert "Start the web server like this: [1]\n\n```\nserve --port 8000\n```" in answer
+    assert "Start the background worker like this: [1]\n\n```\nwork --queue jobs\n```" in answer

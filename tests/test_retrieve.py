@@ -105,6 +105,24 @@ def test_in_scope_known_values(best, unknown, unseen_, answer):
     assert in_scope([_hit("x", best - 0.1), _hit("y", best)], unknown, unseen_, **LIMITS) is answer
 
 
+@pytest.mark.parametrize(("best", "unseen_", "topics", "answer"), [
+    (0.49, ["encrypt", "default"], None, False),        # two nouns the best chunks lack, below `broad`
+    (0.50, ["encrypt", "default"], None, True),
+    (0.49, ["encrypt"], None, True),                    # one is the topical rule's (0.45)
+    (0.49, ["health", "check", "servers"], ["servers"], True),  # "our health check": the asker's own
+])
+def test_in_scope_broad_known_values(best, unseen_, topics, answer):
+    hits = [_hit("x", best - 0.1), _hit("y", best)]
+    assert in_scope(hits, [], unseen_, **LIMITS, broad=0.5, unseen_topics=topics) is answer
+
+
+def test_unseen_reads_stems_that_differ_until_stemmed_twice():
+    hits = [_hit("The create-alias example creates an alias named LIVE.", 0.5)]
+    assert unseen(["aliases", "regions"], hits) == ["regions"]  # Porter: aliases → alias, alias → alia
+    assert question_nouns("Can I use os.loadavg() in our health check on Windows servers?", own=False) == [
+        "os_loadavg", "windows", "servers"]
+
+
 def test_asked_leaves_out_the_sentences_that_set_the_scene():
     assert asked("Our scanner says we need at least 2.35.2. What's that release about?") == "What's that release about?"
     assert asked("Did anything change in 2.31 about the index file? Our monorepo's index is huge.") == \
