@@ -128,7 +128,8 @@ def stage_options(settings: Settings) -> AnswerOptions:
     return AnswerOptions(
         retrieval=retrieval, verification=verification, max_question_chars=s.max_question_chars, rerank=s.rerank,
         relevance_floor=s.relevance_floor, relevance_confident=s.relevance_confident,
-        relevance_topical=s.relevance_topical, relevance_broad=s.relevance_broad, llm_max_tokens=s.llm_max_tokens, answer_sentences=s.answer_sentences,
+        relevance_topical=s.relevance_topical, relevance_broad=s.relevance_broad,
+        llm_max_tokens=s.llm_max_tokens, answer_sentences=s.answer_sentences,
         verify=s.verify, verify_method=s.verify_method, verify_llm_second_opinion=s.verify_llm_second_opinion,
         entity_types=tuple(s.list("entity_types")), evidence_k=s.evidence_k, correction_rounds=s.correction_rounds,
         wikipedia=s.wikipedia, wikipedia_pages=s.wikipedia_pages)

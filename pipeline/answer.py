@@ -206,8 +206,9 @@ def answerable(question: str, hits: list[Hit], parts: Parts) -> bool:
     nouns = question_nouns(asked(question))  # a noun of the scene it sets is no topic the chunks must hold
     unknown = [n for n in question_nouns(question, names_only=True)
                if (key := looked_up_as(n)) and not documented(key, parts.store)]
-    topics = question_nouns(asked(question), own=False)  # "our health check" is the asker's, not a topic
-    return in_scope(hits, unknown, unseen(nouns, hits), unseen_topics=unseen(topics, hits), **limits)
+    missing = unseen(nouns, hits)
+    topics = set(question_nouns(asked(question), own=False))  # "our health check" is the asker's, not a topic
+    return in_scope(hits, unknown, missing, unseen_topics=[n for n in missing if n in topics], **limits)
 
 
 def draft_answer(question: str, hits: list[Hit], numbers: dict[str, int], parts: Parts,

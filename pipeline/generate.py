@@ -220,10 +220,10 @@ def _names_entry(c: _Candidate, question: str) -> bool:
 _ENDS_ON_COLON = re.compile(r":[*_]*\s*$")
 
 
-def _announces_block(c: _Candidate) -> bool:
-    """Whether `c` ends on its colon with a code block after it ("start Valgrind like this:"): it is
-    whole only with that block."""
-    return c.unit.code and not c.unit.item and bool(_ENDS_ON_COLON.search(c.text))
+def _announces_block(unit: Unit) -> bool:
+    """Whether a sentence ends on its colon with a code block after it ("start Valgrind like this:"):
+    it is whole only with that block."""
+    return unit.code and not unit.item and bool(_ENDS_ON_COLON.search(unit.text))
 
 
 def _group(c: _Candidate) -> list[int]:
@@ -344,9 +344,9 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     Sentences are scored by `_relevance`. Up to `sentences` whole sentences within `spread` of the
     best are kept: never two saying the same, never a lead-in whose list is missing, never a
     sentence that leans on one left out ("This is because …"), never a pointer elsewhere ("See
-    `console.profile()` for an example.") unless nothing else is within `spread`. When the question asks for a value
-    (how many, how long, when, which version, what default, which tool) and none of them carries
-    one, the best sentence of the `best_chunks` that does comes second, if it shares the best
+    `console.profile()` for an example.") unless nothing else is within `spread`. When the question
+    asks for a value (how many, how long, when, which version, what default, which tool) and none of
+    them carries one, the best sentence of the `best_chunks` that does comes second, if it shares the best
     sentence's chunk or scores above the median; once a figure, date or default is given, two
     sentences are enough. A reference entry whose term the question names scores as a sentence
     carrying the value does ("… with NO_SOURCE_PERMISSIONS, …"). A kept list item brings its
@@ -357,12 +357,12 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     version), the heading leads them; when it is in the entry's default field ("* Default: 15"), the entry's
     name and default lead them. They are ordered by relevance, chunk by chunk, and by reading order
     within a chunk. A value question whose quoted sentence announces a code example that holds such
-    a value shows that example, with its output, right after the sentence (`_led_example`); otherwise
-    each quoted sentence ending on its colon ("start Valgrind like this:") is followed by the example
-    it introduces (one too long to show takes no place); otherwise a how-to question's answer ends with the
-    code block of the quoted documents' chunks that best matches it (`pipeline.examples.best_example`),
-    with its output, or, when their blocks all hold its words alike, shows the example a quoted
-    sentence introduces right after that sentence."""
+    a value shows that example, with its output, right after the sentence (`_led_example`), and each
+    quoted sentence ending on its colon ("start Valgrind like this:") is followed by the example it
+    introduces (one too long to show takes no place). When no example follows a quoted sentence, a
+    how-to question's answer ends with the code block of the quoted documents' chunks that best
+    matches it (`pipeline.examples.best_example`), with its output, or, when their blocks all hold
+    its words alike, shows the example a quoted sentence introduces right after that sentence."""
     all_candidates = _candidates(hits, chunk_number)
     copies: dict[frozenset[str], _Candidate] = {}
     for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
@@ -395,7 +395,7 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
             continue  # "This way, …" without the sentence it points back to is not shown: it takes no place
         if pointers[i]:
             continue  # "See `console.profile()` for an example.": only where nothing else is in reach (below)
-        if chosen and _announces_block(c) and not c.unit.example:
+        if chosen and _announces_block(c.unit) and not c.unit.example:
             continue  # "… like this:" before a block too long to show is not whole: it takes no place
         if not any(near_duplicate(_tokens(c.text), _tokens(candidates[j].text)) for j in chosen):
             chosen.append(i)
@@ -441,7 +441,7 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
         shown[lead] = example_of(units_of[lead[0]], lead[1])
     for hit, order in sorted(picked):
         unit = units_of[hit][order]
-        if (hit, order) not in shown and unit.example and not unit.item and _ENDS_ON_COLON.search(unit.text):
+        if (hit, order) not in shown and unit.example and _announces_block(unit):
             # a sentence that ends on its colon ("start Valgrind like this:") is whole only with the
             # block it introduces: that block follows it, never another
             shown[(hit, order)] = example_of(units_of[hit], order)
