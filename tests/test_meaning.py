@@ -513,7 +513,17 @@ def test_a_negated_answer_without_a_verb_answers_the_question():
 def test_words_that_describe_an_example_are_no_added_detail():
     claim = "The command's response returns the Status as Pending."
     assert details.unstated_details(claim, [EXAMPLE]) == ""
+    claim = "Scaling the service gives a response that returns the Status as Pending."
+    assert details.unstated_details(claim, [EXAMPLE]) == ""
     assert details.unstated_details(claim, [EXAMPLE.replace("```", "")]) != ""  # prose: "response returns" is news
+
+
+def test_the_frame_of_a_statement_is_no_added_detail():
+    passage = "Retries back off by fetch-retry-factor, between fetch-retry-mintimeout and fetch-retry-maxtimeout."
+    assert details.unstated_details("The wait between attempts is tuned by fetch-retry-factor.", [passage]) == ""
+    # what the statement says of its subject is still read: a run outside the frame
+    assert details.unstated_details("The wait between attempts is tuned by fetch-retry-factor, which the registry mirrors "
+                                    "cache overnight.", [passage]) == "registry mirrors cache overnight"
 
 
 def test_a_list_is_read_whole_with_its_lead_in():
@@ -1131,3 +1141,44 @@ def test_a_term_in_single_quotes_and_a_claim_ordered_both_ways_flip_nothing():
                          ["Tell the hook what just happened, after a call takes place."]) == ""
     assert flips.flipped("The tool is told what happened before the syscall.",
                          ["Tell a tool what just happened, after a syscall takes place."]) != ""
+
+
+def test_the_other_side_winning_is_a_reversed_precedence():
+    evidence = ["Within a settings file, values in tool-specific tables override values in the shared table."]
+    claim = "In a settings file, a value in the shared table overrides the same key in a tool-specific table."
+    assert roles.precedence_reversed(claim, evidence) == "values in tool-specific tables override values in the shared table"
+    assert roles.precedence_reversed("A value in a tool-specific table overrides the same key in the shared table.", evidence) == ""
+    listed = evidence + ["Examples: - `--port=1` overrides `APP_PORT=1` - `APP_PORT=1` overrides a settings file with "
+                         "`[shared] port = 1` - A tool-specific table `[tool] port = 2` overrides the key with same name "
+                         "in the `[shared]` table."]  # each item is a side of its own; "same name" sits on both sides
+    assert roles.precedence_reversed(claim, listed) == "values in tool-specific tables override values in the shared table"
+    assert roles.precedence_reversed("The shared table is overridden by tool-specific tables.", evidence) == ""  # passive: same way
+    assert roles.precedence_reversed("Tool-specific tables are overridden by the shared table.", evidence) != ""
+    assert roles.precedence_reversed("The exclusion takes precedence over linked targets.",
+                                     ["Linked targets take precedence over the exclusion."]) != ""
+    assert roles.precedence_reversed("The exclusion takes precedence over linked targets.",
+                                     ["Linked targets take precedence over the exclusion.",
+                                      "Even so, the exclusion takes precedence over linked targets in a subproject."]) == ""
+
+
+def test_actions_done_in_the_other_order_are_a_reversed_sequence():
+    evidence = ["The move command copies the file to the destination and then deletes the original."]
+    assert roles.sequence_reversed("The move command deletes the original first and only then writes the file.", evidence) != ""
+    assert roles.sequence_reversed("It deletes the original before it copies the file.", evidence) != ""
+    assert roles.sequence_reversed("It deletes the original after copying the file.", evidence) == ""
+    assert roles.sequence_reversed("It copies the file first, then deletes the original.", evidence) == ""
+    assert roles.sequence_reversed("It deletes the original.", evidence) == ""  # no order said
+
+
+def test_a_clause_whose_own_action_no_passage_states_is_an_added_detail():
+    page = ("By default the tool fetches packages from the public index, where anyone can upload packages. "
+            "The resolver prefers pinned requirements, then the ones closest to the user's, by an approximate depth.")
+    assert details.unstated_clause("By default the tool fetches packages from the public index, where anyone can "
+                                   "upload packages once they pass an automated malware scan.", [page]) \
+        == "once they pass an automated malware scan"
+    assert details.unstated_clause("The resolver prefers pinned requirements, then those closest to the user's, by an "
+                                   "approximate depth that is recalculated after every backtracking step.", [page]) \
+        == "that is recalculated after every backtracking step"
+    # the clause's action is stated, or it adds one new word only: a rewording, not a detail
+    assert details.unstated_clause("The tool fetches packages from the public index, where anyone can upload them.", [page]) == ""
+    assert details.unstated_clause("The tool fetches packages from the public index, which anyone may upload to.", [page]) == ""

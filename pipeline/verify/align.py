@@ -62,9 +62,9 @@ class Alignment:
     extra: str = ""  # content of the claim that no evidence passage states
     extra_named: bool = False  # … holding a name those passages never mention
     extra_clause: bool = False  # … being a whole clause joined to the claim that no one evidence sentence states
+    clause: str = ""  # a clause joined to the claim that no one evidence sentence states, beside other `extra`
     code_backed: bool = False  # every name and value of the claim is in one code example of its evidence
     cited: bool = False  # the answer attributes the claim to a source
-
 
 
 def acronyms(text: str) -> dict[str, str]:
@@ -219,24 +219,23 @@ def _keep_extras_that_matter(aligned: Sequence[Alignment], embedder: Any) -> Non
     "was born") loses nothing when its words are dropped; an added detail was what kept it apart.
     Content with a name the passages never mention (`pipeline.names`) is kept down to
     EXTRA_NAMED_MIN_GAIN: a paraphrase words the documents' actions, it does not bring in another
-    team, tool or file (unless the rest of the claim is about something else than its evidence).
-    A joined clause (`extra_clause`) is kept unless an evidence sentence says it in other words."""
+    team, tool or file (unless the rest of the claim is about something else than its evidence); nor
+    does a clause of its own ("although …"). Where words read as a paraphrase are dropped, a joined
+    clause that no evidence sentence states (`clause`) is the signal instead. A joined clause
+    (`extra_clause`) is kept unless an evidence sentence says it in other words."""
+    todo = [a for a in aligned if a.extra and not a.extra_clause and a.v is not None]
+    reduced = [" ".join(a.claim.replace(a.extra, " ").split()) for a in todo]
+    for a, vector in zip(todo, embedder.encode(reduced) if todo else [], strict=True):
+        gain = float(vector @ a.v) - a.features.get("cos_best", 0.0)
+        a.features["extra_gain"] = gain
+        if gain < EXTRA_MIN_GAIN and not details.in_added_clause(_meaning_claim(a.claim), a.extra) \
+                and not (a.extra_named and gain >= EXTRA_NAMED_MIN_GAIN):
+            a.extra, a.extra_clause = a.clause, bool(a.clause)  # a joined clause no sentence states stands
     clauses = [a for a in aligned if a.extra_clause and a.candidates]
     for a, said in zip(clauses, details.reworded([a.extra for a in clauses], [[t for t, _, _ in a.candidates] for a in clauses],
                                                  embedder), strict=True):
         if said:  # "serves 404.html, if present, as the 404 response" for "if `404.html` exists it will be shown …"
             a.extra, a.extra_clause = "", False
-    todo = [a for a in aligned if a.extra and not a.extra_clause and a.v is not None]
-    if not todo:
-        return
-    reduced = [" ".join(a.claim.replace(a.extra, " ").split()) for a in todo]
-    for a, vector in zip(todo, embedder.encode(reduced), strict=True):
-        gain = float(vector @ a.v) - a.features.get("cos_best", 0.0)
-        a.features["extra_gain"] = gain
-        if gain < EXTRA_MIN_GAIN and not details.in_added_clause(_meaning_claim(a.claim), a.extra) \
-                and not (a.extra_named and gain >= EXTRA_NAMED_MIN_GAIN):
-            a.extra = ""  # a clause of its own ("although …") adds a statement, however close its words;
-            # so does a name ("ping the @nodejs/performance team", "ratified by the OpenJS Foundation board")
 
 
 def _meaning_claim(claim: str) -> str:
@@ -278,13 +277,14 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
             a.name, a.name_rival = a.invented, rival
     a.flip = (flips.flipped(claim, about) or roles.swapped(claim, about) or roles.reversed_order(claim, about)
               or roles.preference_reversed(claim, about) or roles.antonyms_swapped(claim, about)
+              or roles.precedence_reversed(claim, about) or roles.sequence_reversed(claim, about)
               or polarity.condition_flipped(claim, about) or polarity.restriction_flipped(claim, about)
               or polarity.default_flipped(claim, about) or polarity.state_flipped(claim, about)
               or polarity.past_flipped(claim, about))
     a.extra = details.unstated_details(claim, passages, given) if a.cited else ""
-    if a.cited and not a.extra:  # a statement joined to the claim that no one sentence states: "…, and it prints a warning"
-        a.extra = details.unstated_clause(claim, list(dict.fromkeys(evidence)), given)  # all of it: one sentence anywhere may say it
-        a.extra_clause = bool(a.extra)
+    # a statement joined to the claim that no one sentence of all of it states: "…, and it prints a warning"
+    a.clause = details.unstated_clause(claim, list(dict.fromkeys(evidence)), given) if a.cited else ""
+    a.extra, a.extra_clause = (a.extra, False) if a.extra else (a.clause, bool(a.clause))
     a.code_backed = code.backed(claim, passages)
     joined = " ".join(passages)
     masked = a.extra.replace(".", "_")  # the added words as `details` gives them: "request_query_params_get"

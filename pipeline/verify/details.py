@@ -78,7 +78,7 @@ def unstated_details(claim: str, passages: Sequence[str], given: str = "") -> st
             runs[-1].append(t)
         else:
             runs.append([t])
-    runs = [run for run in runs if not _restated_action(run)]
+    runs = [run for run in runs if not _restated_action(run) and not _framing(run)]
     if not runs:
         return ""
     longest = max(runs, key=len)
@@ -111,6 +111,18 @@ def _restated_action(run: list) -> bool:
     head = run[0]
     return (head.pos_ in ("VERB", "AUX") and head.dep_ not in _ADDED_ACTIONS and not _explains(head)
             and not any(t.like_num or t.pos_ in ("NUM", "PROPN") for t in run))
+
+
+def _framing(run: list) -> bool:
+    """Whether a run of unstated words is only the frame of the claim's statement: its main verb and the
+    words of its subject, with no number or name ("The wait between attempts is tuned by …", "One quirk
+    kept for compatibility is …", "The starting version comes from …"): the answer's own way into what
+    follows, which the checks on the rest judge; an added detail is what the statement says of it."""
+    root = run[0].sent.root
+    subjects = [c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass")]
+    beside = {w.i for c in subjects for d in c.subtree if d.dep_ in ("relcl", "acl", "appos") for w in d.subtree}
+    frame = {root.i} | {w.i for c in subjects for w in c.subtree if w.i not in beside}  # "the tool, which came from X, …"
+    return all(t.i in frame for t in run) and not any(t.like_num or t.pos_ in ("NUM", "PROPN") for t in run)
 
 
 def _explains(verb) -> bool:
@@ -168,30 +180,62 @@ def unstated_clause(claim: str, passages: Sequence[str], given: str = "") -> str
     """The first clause the claim joins to its statement (`_JOINED`, or a relative clause after a comma)
     whose content words no one sentence of the passages, nor two neighbouring ones, states for the most
     part (under CLAUSE_MIN_SHARE), as the claim writes it: "it prints a warning about the cycle at
-    generate time" where the passages say so of nothing, although their pages hold each word somewhere.
-    '' when every joined clause is stated, or too short to judge (CLAUSE_MIN_WORDS)."""
+    generate time" where the passages say so of nothing, although their pages hold each word somewhere;
+    or the first clause joined or attached after the statement (a relative clause, or one opened by a
+    subordinator: "…, once they pass a malware scan") whose own verb the passages never use
+    (`_new_predicate`). '' when every such clause is stated, or too short to judge (CLAUSE_MIN_WORDS)."""
     from pipeline.text import markdown_sentences
 
     doc = parse(ANSWER_WORD.sub("", claim))
-    clauses = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.head is not t
-               and (t.dep_ in _JOINED and t.head.pos_ in ("VERB", "AUX") and not _paired(t)
-                    or t.dep_ == "relcl" and t.i > 0 and _after_comma(t))]
-    if not clauses:
+    joined = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.head is not t
+              and (t.dep_ in _JOINED and t.head.pos_ in ("VERB", "AUX") and not _paired(t)
+                   or t.dep_ == "relcl" and t.i > 0 and _after_comma(t))]
+    attached = [t for t in doc if t.pos_ == "VERB" and t.head is not t and t.i > t.head.i and t not in joined
+                and (t.dep_ == "relcl" or t.dep_ == "advcl" and _marked(t))]
+    if not joined and not attached:
         return ""
     sentences = [s for p in passages for s in markdown_sentences(p)]
     windows = [_stems(" ".join(sentences[k:k + 2])) for k in range(len(sentences))] or [set()]
+    everywhere = set().union(*windows)
     # what needs no sentence: the question's words, and how answers describe a command example
     said = _stems(given) | ({stem(w) for w in _EXAMPLE_WORDS} if any(FENCE.search(p) for p in passages) else set())
-    for head in clauses:
+    text = doc.user_data.get("text", doc.text)
+    for head in sorted([*joined, *attached], key=lambda t: t.i):
         span = _clause_span(head)
         own = {t.lower_ for t in span if t.pos_ in CONTENT_POS and not t.is_stop and t.lower_ not in _GENERIC
                and any(c.isalpha() for c in t.text) and len(t.text) > 2 and not _stated(t.lower_, said)}
-        if len(own) < CLAUSE_MIN_WORDS:
-            continue
-        if max(sum(_stated(w, window) for w in own) for window in windows) / len(own) < CLAUSE_MIN_SHARE:
-            text = doc.user_data.get("text", doc.text)
+        if head in joined and len(own) >= CLAUSE_MIN_WORDS \
+                and max(sum(_stated(w, window) for w in own) for window in windows) / len(own) < CLAUSE_MIN_SHARE:
+            return text[span[0].idx:span[-1].idx + len(span[-1].text)]
+        if _new_predicate(head, own, everywhere, passages):
             return text[span[0].idx:span[-1].idx + len(span[-1].text)]
     return ""
+
+
+# What opens a clause that adds a condition, a time or a place to the statement ("…, once they pass
+# a malware scan", "… when no region is configured").
+_SUBORDINATORS = frozenset("once when whenever if unless until after before while where whereas because since "
+                           "although though".split())
+PREDICATE_MIN_UNSTATED = 3  # content words of a joined or attached clause, its verb among them, that no passage has
+
+
+def _marked(verb) -> bool:
+    """Whether an adverbial clause opens with a subordinator (`_SUBORDINATORS`)."""
+    return any(c.dep_ in ("mark", "advmod") and c.lower_ in _SUBORDINATORS and c.i < verb.i for c in verb.children)
+
+
+def _new_predicate(head, own: set[str], everywhere: set[str], passages: Sequence[str]) -> bool:
+    """Whether a clause joined or attached to the claim says something no passage does: its verb and
+    at least one more of its content words (`own`; PREDICATE_MIN_UNSTATED in all) appear in no passage,
+    by word, stem or lemma ("…, which also deletes the copy from ~/.cargo/registry", "… once they pass
+    an automated malware scan")."""
+    if head.lower_ not in own:
+        return False
+    unstated = {w for w in own if not _stated(w, everywhere)}
+    if head.lower_ not in unstated or len(unstated) < PREDICATE_MIN_UNSTATED:
+        return False
+    known = lemmas(" ".join(passages)[:20000])
+    return head.lemma_.lower() not in known and sum(w not in known for w in unstated) >= PREDICATE_MIN_UNSTATED
 
 
 CLAUSE_STATED_SIMILARITY = 0.65  # a joined clause this close (cosine) to an evidence sentence is that sentence reworded
@@ -223,10 +267,12 @@ def _after_comma(token) -> bool:
 
 def _clause_span(head) -> list:
     """The tokens of the clause `head` heads, without the clauses coordinated after it (its own `conj`
-    verbs) and without trailing punctuation."""
-    skip = {w.i for c in head.children if c.dep_ in _JOINED and c.pos_ in ("VERB", "AUX") for w in c.subtree}
+    verbs) or attached to it after it with a subordinator ("… once they pass a scan": checked on their
+    own), and without trailing punctuation."""
+    skip = {w.i for c in head.children if c.pos_ in ("VERB", "AUX") and c.i > head.i
+            and (c.dep_ in _JOINED or c.dep_ == "advcl" and _marked(c)) for w in c.subtree}
     span = [w for w in head.subtree if w.i not in skip and not (w.dep_ == "cc" and w.head is head and w.i < head.i)]
-    while span and span[-1].is_punct:
+    while span and (span[-1].is_punct or span[-1].dep_ == "cc"):
         span.pop()
     while span and (span[0].is_punct or span[0].dep_ == "cc"):
         span.pop(0)

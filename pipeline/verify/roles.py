@@ -1,6 +1,8 @@
 """Roles and order: where the evidence has a claim's predicate act on the other of two names ("npm
 ignores the .npmignore" / "the .gitignore is ignored"), or runs the claim's range the other way
-("from left to right" / "from right to left"). Each check returns the words a footnote quotes, or ''.
+("from left to right" / "from right to left"), puts the other side ahead ("command-specific sections
+override the global one"), or does two actions in the other order ("copies, then deletes"). Each
+check returns the words a footnote quotes, or ''.
 Reads spaCy parses (`pipeline.verify.meaning.parse`, cached) and plain strings; no I/O, no label."""
 
 from __future__ import annotations
@@ -75,6 +77,140 @@ def swapped(claim: str, sentences: Iterable[str]) -> str:
             text = doc.user_data.get("text", doc.text)
             return text[doc[kept[0]].idx:doc[kept[-1]].idx + len(doc[kept[-1]].text)]  # "the `.gitignore` is ignored"
     return ""
+
+
+# What puts one thing ahead of another, and what puts the second ahead (a passive names the winner
+# second): precedence ("command-specific sections override the global section", "the exclusion takes
+# precedence over dependencies", "… is overridden by …"), time ("the local file is newer than the
+# copy", "… was modified more recently than …"), speed.
+_ORDERINGS = {
+    "precedence": (r"overrides?|overrode|supersedes?|trumps?|outranks?|takes? (?:precedence|priority) over"
+                   r"|(?:has|have) (?:precedence|priority) over|wins? over|(?:is|are) preferred (?:over|to)"
+                   r"|(?:has|have) (?:a )?higher priority than",
+                   r"(?:is|are) (?:overridden|superseded|trumped|outranked) by|(?:has|have) (?:a )?lower priority than"),
+    "time": (r"newer than|more recent(?:ly)? than|later than", r"older than|less recent(?:ly)? than|earlier than"),
+    "speed": (r"faster than|quicker than", r"slower than"),
+}
+_AHEAD_OF = {kind: (re.compile(rf"\b(?:{ahead})\b", re.IGNORECASE), re.compile(rf"\b(?:{behind})\b", re.IGNORECASE))
+             for kind, (ahead, behind) in _ORDERINGS.items()}
+_SIDE_WORDS = 8  # words on each side of the connector, within its clause
+
+
+def precedence_reversed(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's words where it puts the other side ahead (`_ORDERINGS`): "values in command-specific
+    sections override values in the global section" against "a value in the [global] section overrides
+    the same name in a command-specific section"; "the local file is newer than the S3 object" against
+    "the S3 object was modified more recently than the local file". What sets the claim's first side
+    apart from its second (its own content words) is on the evidence's second side only, and what sets
+    the second apart on the first side, more of them than the other way round (sides that share words
+    such as "the same name" are read by the balance), for the same kind of order; no sentence says it
+    the claim's way. '' when none does."""
+    found = ""
+    for kind, ahead, behind, _ in _ordered(ANSWER_WORD.sub("", claim)):
+        mine, other = ahead - behind, behind - ahead
+        if not mine or not other:
+            continue
+        for sentence in sentences:
+            for their_kind, first, second, text in _ordered(sentence):
+                first, second = first - second, second - first
+                if their_kind != kind:
+                    continue
+                agree, disagree = len(mine & first) + len(other & second), len(mine & second) + len(other & first)
+                if agree > disagree:
+                    return ""  # the evidence says it the claim's way (too)
+                if disagree > agree and mine & second and other & first:
+                    found = found or text
+    return found
+
+
+def _ordered(text: str) -> list[tuple[str, set[str], set[str], str]]:
+    """Each "X overrides Y" of `text` (`_ORDERINGS`): (the kind of order, the content stems of the side
+    put ahead, those of the other, the words that say it), each side read up to _SIDE_WORDS words
+    within its clause."""
+    out = []
+    for kind, (ahead_of, behind) in _AHEAD_OF.items():
+        for m in [*ahead_of.finditer(text), *behind.finditer(text)]:
+            left = _CLAUSE_BREAK.split(text[:m.start()])[-1]
+            right = _CLAUSE_BREAK.split(text[m.end():])[0]
+            before = content_stems(words(left))[-_SIDE_WORDS:]
+            after = content_stems(words(right))[:_SIDE_WORDS]
+            if not before or not after:
+                continue
+            first, second = (set(after), set(before)) if behind.fullmatch(m.group(0)) else (set(before), set(after))
+            out.append((kind, first, second, (left.strip() + " " + m.group(0) + right).strip().rstrip(".")))
+    return out
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:()]|\.\s|\s[-*•]\s|\b(?:if|when|whenever|and|or|but|so|because|while|whereas)\b",
+                           re.IGNORECASE)  # … and a list item's bullet
+
+
+# What orders two actions: "copies the file and then deletes the source", "deletes it before writing",
+# "writes it after deleting" (the second one first).
+_BEFORE = frozenset({"before"})
+_AFTER = frozenset({"after"})
+
+
+def sequence_reversed(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's sentence where the claim's actions come in the other order: "mv deletes the source
+    first and only then writes it to the destination" against "copies the source … to the destination
+    and then deletes the source". An action (verb lemma) the claim does first is done second in the
+    evidence, or one it does second is done first, and none keeps its place. '' when none does."""
+    first, second = _sequence(parse(ANSWER_WORD.sub("", claim)))
+    if not first or not second:
+        return ""
+    for sentence in sentences:
+        doc = parse(sentence)
+        theirs_first, theirs_second = _sequence(doc)
+        if first & theirs_first or second & theirs_second:
+            return ""  # the evidence does them the claim's way
+        if first & theirs_second or second & theirs_first:
+            return doc.user_data.get("text", doc.text).strip()
+    return ""
+
+
+def _sequence(doc) -> tuple[set[str], set[str]]:
+    """The verb lemmas done first and second where the text orders two actions: "copies it and then
+    deletes it" (`then` on the second verb), "deletes it before copying it" / "…, after it is copied"
+    (`before`/`after` opening a clause or a gerund under the first verb). Empty sets when it has none;
+    an "after the trip" orders no actions."""
+    for t in doc:
+        head = t.head
+        if t.lower_ == "then" and t.dep_ == "advmod":
+            after = next((v for v in t.doc[t.i + 1:t.i + 4] if _acts(v)), None)
+            before = next((v for v in reversed(t.doc[t.sent.start:t.i]) if _acts(v) and v.dep_ != "amod"
+                           and _lemma(v) not in _LIGHT_ACTIONS and not _conditional(v)), None)
+            if after is None or before is None:
+                continue
+            earlier, later = {_lemma(before)}, {_lemma(after)}
+        elif t.lower_ in _BEFORE | _AFTER and t.dep_ == "mark" and head.pos_ == "VERB" and _acts(head.head):
+            earlier, later = {_lemma(head.head)}, {_lemma(head)}
+        elif t.lower_ in _BEFORE | _AFTER and t.dep_ == "prep" and _acts(head):
+            done = [c for c in t.children if c.dep_ == "pcomp" and c.pos_ == "VERB"]
+            if not done:
+                continue
+            earlier, later = {_lemma(head)}, {_lemma(done[0])}
+        else:
+            continue
+        earlier, later = earlier - _LIGHT_ACTIONS - later, later - _LIGHT_ACTIONS - earlier
+        if earlier and later:
+            return (later, earlier) if t.lower_ in _AFTER else (earlier, later)
+    return set(), set()
+
+
+def _conditional(verb) -> bool:
+    """Whether a verb heads or sits in an "if"/"when"/"unless" clause (a condition, not an action done)."""
+    return any(c.dep_ == "mark" and c.lower_ in ("if", "when", "unless") for v in (verb, *verb.ancestors) for c in v.children)
+
+
+def _acts(token) -> bool:
+    """Whether a token is a verb, or a main word the tagger took for a noun while it has an object or a
+    verb joined to it ("The command copies the file", "… copies it and then deletes it": "copies")."""
+    return token.pos_ == "VERB" or token.dep_ == "ROOT" and any(
+        c.dep_ == "dobj" or c.dep_ == "conj" and c.pos_ == "VERB" for c in token.children)
+
+
+_LIGHT_ACTIONS = frozenset({"be", "have", "do", "make", "get", "use", "need", "want", "let", "say", "see", "go"})
 
 
 _RANGE = re.compile(r"\bfrom (?:the )?([a-z]\w*) to (?:the )?([a-z]\w*)\b", re.IGNORECASE)
