@@ -1182,3 +1182,15 @@ def test_a_clause_whose_own_action_no_passage_states_is_an_added_detail():
     # the clause's action is stated, or it adds one new word only: a rewording, not a detail
     assert details.unstated_clause("The tool fetches packages from the public index, where anyone can upload them.", [page]) == ""
     assert details.unstated_clause("The tool fetches packages from the public index, which anyone may upload to.", [page]) == ""
+
+
+def test_two_items_of_an_ordered_list_named_the_other_way_round_are_a_reversed_order():
+    listed = ["The order in which settings are looked up is: * From a command-line flag. * From the user's "
+              "`tool.toml` file. * The built-in default."]
+    assert roles.list_order_reversed("The tool reads a setting from the tool.toml file first, then from the "
+                                     "command-line flag, and then falls back to the built-in default.", listed) == listed[0]
+    assert roles.list_order_reversed("The tool reads a setting from the command-line flag first, then from the "
+                                     "tool.toml file, and then falls back to the built-in default.", listed) == ""
+    # a list given in no particular order orders nothing
+    assert roles.list_order_reversed("It reads the tool.toml file first, then the command-line flag.",
+                                     [listed[0].replace("The order in which settings are looked up is", "Settings come from")]) == ""

@@ -213,6 +213,44 @@ def _acts(token) -> bool:
 _LIGHT_ACTIONS = frozenset({"be", "have", "do", "make", "get", "use", "need", "want", "let", "say", "see", "go"})
 
 
+# A list the source gives in order ("The order in which configuration values are read is: * From an
+# environment variable. * From the `.env` file. * The default value"), and what orders a claim's parts.
+_ORDER_LEAD = re.compile(r"\b(?:order|precedence|priority|sequence)\b[^:]{0,80}:\s", re.IGNORECASE)
+_ITEM = re.compile(r"(?:^|\s)(?:[*•-]|\d+[.)])\s+")
+_NEXT = re.compile(r"\b(?:and then|then|followed by|after that|finally)\b", re.IGNORECASE)
+_PART_WORDS = 4  # content words before an ordering word that name the part it orders
+
+
+def list_order_reversed(claim: str, sentences: Iterable[str]) -> str:
+    """The source's ordered list where the claim names two of its items in the other order: "reads a
+    value from the .env file first, then from the environment" against "The order in which values are
+    read is: * From an environment variable. * From the `.env` file. * …". Each part of the claim
+    (the last words before "then", "followed by", …, and the words after the last of them) stands
+    for the one item whose own words it shares most; '' when no two parts are reversed."""
+    parts = [content_stems(words(p))[-_PART_WORDS:] for p in _NEXT.split(ANSWER_WORD.sub("", claim))]
+    if len(parts) < 2:
+        return ""
+    parts[-1] = content_stems(words(_NEXT.split(ANSWER_WORD.sub("", claim))[-1]))[:_PART_WORDS]
+    for sentence in sentences:
+        lead = _ORDER_LEAD.search(sentence)
+        items = [set(content_stems(words(i))) for i in _ITEM.split(sentence[lead.end():])] if lead else []
+        items = [i for i in items if i]
+        if len(items) < 2:
+            continue
+        places = [_item_of(set(part), items) for part in parts]
+        places = [p for p in places if p is not None]
+        if any(a > b for a, b in zip(places, places[1:], strict=False)):
+            return sentence.strip()
+    return ""
+
+
+def _item_of(part: set[str], items: list[set[str]]) -> int | None:
+    """The index of the one item whose own words (in no other item) `part` shares most; None on a tie."""
+    shared = [len(part & (item - set().union(*(o for o in items if o is not item)))) for item in items]
+    best = max(shared)
+    return shared.index(best) if best and shared.count(best) == 1 else None
+
+
 _RANGE = re.compile(r"\bfrom (?:the )?([a-z]\w*) to (?:the )?([a-z]\w*)\b", re.IGNORECASE)
 
 
