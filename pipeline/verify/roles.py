@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pipeline import names as namelib
 from pipeline.text import FUNCTION_WORDS, content_stems, stem, words
 from pipeline.verify.meaning import (
+    _LIGHT,
     ANSWER_WORD,
     _lemma,
     _negated,
@@ -112,9 +113,9 @@ def precedence_reversed(claim: str, sentences: Iterable[str]) -> str:
             continue
         for sentence in sentences:
             for their_kind, first, second, text in _ordered(sentence):
-                first, second = first - second, second - first
                 if their_kind != kind:
                     continue
+                first, second = first - second, second - first
                 agree, disagree = len(mine & first) + len(other & second), len(mine & second) + len(other & first)
                 if agree > disagree:
                     return ""  # the evidence says it the claim's way (too)
@@ -145,12 +146,6 @@ _CLAUSE_BREAK = re.compile(r"[,;:()]|\.\s|\s[-*•]\s|\b(?:if|when|whenever|and|
                            re.IGNORECASE)  # … and a list item's bullet
 
 
-# What orders two actions: "copies the file and then deletes the source", "deletes it before writing",
-# "writes it after deleting" (the second one first).
-_BEFORE = frozenset({"before"})
-_AFTER = frozenset({"after"})
-
-
 def sequence_reversed(claim: str, sentences: Iterable[str]) -> str:
     """The evidence's sentence where the claim's actions come in the other order: "mv deletes the source
     first and only then writes it to the destination" against "copies the source … to the destination
@@ -179,22 +174,22 @@ def _sequence(doc) -> tuple[set[str], set[str]]:
         if t.lower_ == "then" and t.dep_ == "advmod":
             after = next((v for v in t.doc[t.i + 1:t.i + 4] if _acts(v)), None)
             before = next((v for v in reversed(t.doc[t.sent.start:t.i]) if _acts(v) and v.dep_ != "amod"
-                           and _lemma(v) not in _LIGHT_ACTIONS and not _conditional(v)), None)
+                           and _lemma(v) not in _LIGHT and not _conditional(v)), None)
             if after is None or before is None:
                 continue
             earlier, later = {_lemma(before)}, {_lemma(after)}
-        elif t.lower_ in _BEFORE | _AFTER and t.dep_ == "mark" and head.pos_ == "VERB" and _acts(head.head):
+        elif t.lower_ in ("before", "after") and t.dep_ == "mark" and head.pos_ == "VERB" and _acts(head.head):
             earlier, later = {_lemma(head.head)}, {_lemma(head)}
-        elif t.lower_ in _BEFORE | _AFTER and t.dep_ == "prep" and _acts(head):
+        elif t.lower_ in ("before", "after") and t.dep_ == "prep" and _acts(head):
             done = [c for c in t.children if c.dep_ == "pcomp" and c.pos_ == "VERB"]
             if not done:
                 continue
             earlier, later = {_lemma(head)}, {_lemma(done[0])}
         else:
             continue
-        earlier, later = earlier - _LIGHT_ACTIONS - later, later - _LIGHT_ACTIONS - earlier
+        earlier, later = earlier - _LIGHT - later, later - _LIGHT - earlier
         if earlier and later:
-            return (later, earlier) if t.lower_ in _AFTER else (earlier, later)
+            return (later, earlier) if t.lower_ == "after" else (earlier, later)  # "writes it after deleting"
     return set(), set()
 
 
@@ -208,9 +203,6 @@ def _acts(token) -> bool:
     verb joined to it ("The command copies the file", "… copies it and then deletes it": "copies")."""
     return token.pos_ == "VERB" or token.dep_ == "ROOT" and any(
         c.dep_ == "dobj" or c.dep_ == "conj" and c.pos_ == "VERB" for c in token.children)
-
-
-_LIGHT_ACTIONS = frozenset({"be", "have", "do", "make", "get", "use", "need", "want", "let", "say", "see", "go"})
 
 
 # A list the source gives in order ("The order in which configuration values are read is: * From an
@@ -227,10 +219,10 @@ def list_order_reversed(claim: str, sentences: Iterable[str]) -> str:
     read is: * From an environment variable. * From the `.env` file. * …". Each part of the claim
     (the last words before "then", "followed by", …, and the words after the last of them) stands
     for the one item whose own words it shares most; '' when no two parts are reversed."""
-    parts = [content_stems(words(p))[-_PART_WORDS:] for p in _NEXT.split(ANSWER_WORD.sub("", claim))]
-    if len(parts) < 2:
+    pieces = [content_stems(words(p)) for p in _NEXT.split(ANSWER_WORD.sub("", claim))]
+    if len(pieces) < 2:
         return ""
-    parts[-1] = content_stems(words(_NEXT.split(ANSWER_WORD.sub("", claim))[-1]))[:_PART_WORDS]
+    parts = [p[-_PART_WORDS:] for p in pieces[:-1]] + [pieces[-1][:_PART_WORDS]]  # the last part opens its piece
     for sentence in sentences:
         lead = _ORDER_LEAD.search(sentence)
         items = [set(content_stems(words(i))) for i in _ITEM.split(sentence[lead.end():])] if lead else []
