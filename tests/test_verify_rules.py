@@ -34,6 +34,8 @@ def options(**changes) -> VerifyOptions:
 
 SENTENCE = "The client accepts a base_path option that is prepended to every request."
 ABOUT = {"cos_best": 0.8, "coverage": 0.8}
+EGG = "In all other circumstances, the `egg` fragment is not necessary and its use is discouraged."
+REWORDED = "In all other circumstances it isn't necessary and its use is discouraged."
 
 
 def aligned(**fields) -> Alignment:
@@ -67,6 +69,19 @@ TABLE = [
      Label.CONTRADICTED, "reduces", "source says reduces"),
     ("restatement beats a low probability", aligned(features={"cos_best": 0.9, "coverage": 1.0}), 0.1,
      Label.SUPPORTED, "", ""),
+    ("a cited claim that words its sentence otherwise, every content word there",
+     aligned(claim=REWORDED, sentence=EGG, features={"cos_best": 0.55, "coverage": 1.0}, cited=True), 0.3,
+     Label.SUPPORTED, "", ""),
+    ("the same, uncited (a search result is no source the answer restates)",
+     aligned(claim=REWORDED, sentence=EGG, features={"cos_best": 0.55, "coverage": 1.0}), 0.3,
+     Label.UNCERTAIN, "", "the sources only partly back this"),
+    ("the same, with a word its sentence lacks ('forbidden')",
+     aligned(claim=REWORDED.replace("discouraged", "forbidden"), sentence=EGG,
+             features={"cos_best": 0.55, "coverage": 0.8}, cited=True), 0.3,
+     Label.UNCERTAIN, "", "the sources only partly back this"),
+    ("the same words, in a sentence too far from the claim",
+     aligned(claim=REWORDED, sentence=EGG, features={"cos_best": 0.45, "coverage": 1.0}, cited=True), 0.3,
+     Label.UNCERTAIN, "", "the sources only partly back this"),
     ("no restatement with a number the evidence never states ('$50' where it says '$75')",
      aligned(unconfirmed="50", features={"cos_best": 0.97, "coverage": 1.0}), 0.9, Label.UNCERTAIN, "",
      "the sources never state 50"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pipeline.text import is_negation, terms
 from pipeline.types import Label
 from pipeline.verify.align import DOWN_WORDS, UP_WORDS, Alignment, direction, negated
+from pipeline.verify.candidates import content_words
 
 # A conflicting value only counts when the aligned sentence is about the claim (cosine at least this):
 # a different number/date of the same kind → CONTRADICTED; a different name of the same type →
@@ -29,6 +30,15 @@ CONTRADICTED_CONFIDENCE = 0.15  # upper bound on the confidence of a CONTRADICTE
 # by this rule; on perturbed/open.jsonl it fires for 1.5% of true claims and 0.3% of swapped ones.)
 RESTATEMENT_SIMILARITY = 0.75
 RESTATEMENT_CONFIDENCE = 0.9
+# A cited claim whose every content word (at least this many) its aligned sentence (and the next best
+# aligned sentence or window) holds, with no conflict, flip, unstated number or added content found,
+# restates that sentence in other order or with a pronoun for its subject ("it isn't necessary" for
+# "the `egg` fragment is not necessary"), which lowers the cosine but changes nothing it says:
+# SUPPORTED from this cosine up. (Cited only: on the open claim sets, whose claims are never cited,
+# nothing changes.)
+WORDED_MIN_WORDS = 4
+WORDED_MIN_SIMILARITY = 0.5
+WORDED_CANDIDATES = 2  # the best-aligned sentences and windows whose words count (the aligned one among them)
 # A claim whose every name and value (two at least) one code example of its evidence holds ("the
 # response shows its State as Updating" beside `"State": "Updating"`), with nothing else added, is
 # SUPPORTED: the combiner reads a JSON line as unlike any English sentence.
@@ -80,6 +90,19 @@ def is_restatement(a: Alignment) -> bool:
     f = a.features
     return (not a.conflict and not a.unconfirmed and f.get("cos_best", 0.0) >= RESTATEMENT_SIMILARITY
             and f.get("coverage", 0.0) >= 0.999
+            and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
+
+
+def is_reworded(a: Alignment) -> bool:
+    """The aligned sentence (with the next best-aligned sentence or window) holds every content word
+    of a cited claim (WORDED_MIN_WORDS at least), nothing contradicts it and the claim adds nothing
+    (see WORDED_MIN_SIMILARITY)."""
+    f = a.features
+    words = {w for w in content_words(a.claim) if not is_negation(w)}  # negation is compared on its own
+    said = content_words(" ".join([a.sentence, *(text for text, _, _ in a.candidates[:WORDED_CANDIDATES])]))
+    return (a.cited and len(words) >= WORDED_MIN_WORDS and words <= said
+            and f.get("cos_best", 0.0) >= WORDED_MIN_SIMILARITY and not a.extra and not a.unconfirmed
+            and not a.unnamed and not f.get("salient_absent")
             and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
 
 
@@ -140,7 +163,8 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
        CONTRADICTED ("source says Google Meet").
     6. A predicate the evidence negates or reverses about the same subject → CONTRADICTED, quoting
        the evidence's words; so is a near-restatement whose negation or direction is opposite.
-    7. A restatement of an evidence sentence → SUPPORTED.
+    7. A restatement of an evidence sentence → SUPPORTED; so is a cited claim whose every content word
+       its aligned sentence holds, in other order or with a pronoun for its subject (`is_reworded`).
     7b. Every name and value of the claim in one code example of its evidence, nothing added →
        SUPPORTED (checked after 8 and 8b).
     8. A name of the same type that differs, in a less similar sentence → UNCERTAIN at most.
@@ -186,6 +210,8 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
         quote = quote or _quote(a.sentence)
         return verdict(Label.CONTRADICTED, contradicted, quote, f"source says {quote}")
     if is_restatement(a):
+        return verdict(Label.SUPPORTED, max(p, RESTATEMENT_CONFIDENCE))
+    if not a.conflict and is_reworded(a):
         return verdict(Label.SUPPORTED, max(p, RESTATEMENT_CONFIDENCE))
     unstated = a.unconfirmed or a.unnamed
     if a.conflict and about:  # a differing name in a less similar sentence
