@@ -101,7 +101,7 @@ def is_reworded(a: Alignment) -> bool:
     words = {w for w in content_words(a.claim) if not is_negation(w)}  # negation is compared on its own
     said = content_words(" ".join([a.sentence, *(text for text, _, _ in a.candidates[:WORDED_CANDIDATES])]))
     return (a.cited and len(words) >= WORDED_MIN_WORDS and words <= said
-            and f.get("cos_best", 0.0) >= WORDED_MIN_SIMILARITY and not a.extra and not a.unconfirmed
+            and f.get("cos_best", 0.0) >= WORDED_MIN_SIMILARITY and not a.conflict and not a.extra and not a.unconfirmed
             and not a.unnamed and not f.get("salient_absent")
             and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
 
@@ -211,7 +211,7 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
         return verdict(Label.CONTRADICTED, contradicted, quote, f"source says {quote}")
     if is_restatement(a):
         return verdict(Label.SUPPORTED, max(p, RESTATEMENT_CONFIDENCE))
-    if not a.conflict and is_reworded(a):
+    if is_reworded(a):
         return verdict(Label.SUPPORTED, max(p, RESTATEMENT_CONFIDENCE))
     unstated = a.unconfirmed or a.unnamed
     if a.conflict and about:  # a differing name in a less similar sentence
