@@ -229,16 +229,18 @@ def list_order_reversed(claim: str, sentences: Iterable[str]) -> str:
         items = [i for i in items if i]
         if len(items) < 2:
             continue
-        places = [_item_of(set(part), items) for part in parts]
+        own = [item - set().union(*(o for o in items if o is not item)) for item in items]
+        places = [_item_of(set(part), own) for part in parts]
         places = [p for p in places if p is not None]
         if any(a > b for a, b in zip(places, places[1:], strict=False)):
             return sentence.strip()
     return ""
 
 
-def _item_of(part: set[str], items: list[set[str]]) -> int | None:
-    """The index of the one item whose own words (in no other item) `part` shares most; None on a tie."""
-    shared = [len(part & (item - set().union(*(o for o in items if o is not item)))) for item in items]
+def _item_of(part: set[str], own: list[set[str]]) -> int | None:
+    """The index of the one item whose own words (`own`: those in no other item) `part` shares most;
+    None on a tie."""
+    shared = [len(part & mine) for mine in own]
     best = max(shared)
     return shared.index(best) if best and shared.count(best) == 1 else None
 

@@ -98,12 +98,12 @@ def is_reworded(a: Alignment) -> bool:
     of a cited claim (WORDED_MIN_WORDS at least), nothing contradicts it and the claim adds nothing
     (see WORDED_MIN_SIMILARITY)."""
     f = a.features
+    if not a.cited or f.get("cos_best", 0.0) < WORDED_MIN_SIMILARITY or a.conflict or a.extra or a.unconfirmed \
+            or a.unnamed or f.get("salient_absent") or f.get("negation_mismatch") or f.get("direction_mismatch"):
+        return False
     words = {w for w in content_words(a.claim) if not is_negation(w)}  # negation is compared on its own
     said = content_words(" ".join([a.sentence, *(text for text, _, _ in a.candidates[:WORDED_CANDIDATES])]))
-    return (a.cited and len(words) >= WORDED_MIN_WORDS and words <= said
-            and f.get("cos_best", 0.0) >= WORDED_MIN_SIMILARITY and not a.conflict and not a.extra and not a.unconfirmed
-            and not a.unnamed and not f.get("salient_absent")
-            and not f.get("negation_mismatch") and not f.get("direction_mismatch"))
+    return len(words) >= WORDED_MIN_WORDS and words <= said
 
 
 def _capped(a: Alignment, options: VerifyOptions) -> bool:
