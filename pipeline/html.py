@@ -7,14 +7,15 @@ lists list items, a definition list's terms lead their descriptions ("`--leak-ch
 rst option does), table rows "Header: cell — Header: cell" items, and an admonition's title leads its
 text ("Note: …"). Whitespace inside prose is collapsed; inside `<pre>` it is kept. A plain-text file laid
 out line by line (DocBook's "literallayout": a README) keeps its lines, and its underlined headings
-become headings (`underlined_headings`, which plain-text files go through too). Pure: no I/O.
+become headings (`underlined_headings`, which plain-text files go through too) and its "-- " items
+list items (`dashed_items`). Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import re
 
-from pipeline.rst import fenced, lead
+from pipeline.rst import fenced, lead, term_label
 
 _DROPPED = ("script", "style", "nav", "header", "footer", "aside", "noscript", "form", "svg", "button",
             "template", "iframe", "head")
@@ -130,7 +131,7 @@ def _block(el) -> list[str]:
         return []
     classes = set(el.get("class") or ())
     if "literallayout" in classes:  # a plain-text file (a README) laid out line by line
-        return ["", *underlined_headings(_lines(el)).split("\n"), ""]
+        return ["", *dashed_items(underlined_headings(_lines(el))).split("\n"), ""]
     if name == "div" and classes & _ADMONITIONS:
         title = el.find(class_=("title", "admonition-title"))
         label = _inline(title) if title else ""
@@ -177,6 +178,15 @@ def underlined_headings(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
 
 
+_DASHED_ITEM = re.compile(r"^([ \t]*)--[ \t]+(?=\S)", re.M)
+
+
+def dashed_items(text: str) -> str:
+    """Plain text's list items marked with a double dash ("-- If your toolchain supports lto, …") as
+    Markdown's ("- If your toolchain …"): left as they are, their sentences open with the dashes."""
+    return _DASHED_ITEM.sub(r"\1- ", text)
+
+
 def _item(li) -> list[str]:
     """A list item: its prose on one `- ` line, then its nested lists and code blocks."""
     lines = _blocks(li)
@@ -197,11 +207,11 @@ def _definitions(dl) -> list[str]:
             if term := _inline(child):
                 terms.append(term)
             continue
-        label = f"{', '.join(terms)}: " if terms else ""
+        label = term_label(", ".join(terms)) if terms else ""
         out.extend(lead(label, _blocks(child)) if label else _blocks(child))
         terms = []
     if terms:
-        out.extend(["", ", ".join(terms) + ".", ""])
+        out.extend(lead(term_label(", ".join(terms)), []))  # terms with no description: each a sentence
     return out
 
 

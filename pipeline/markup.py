@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from pipeline.html import html_to_markdown, row_item, table_rows, underlined_headings
+from pipeline.html import dashed_items, html_to_markdown, row_item, table_rows, underlined_headings
 from pipeline.myst import myst_to_markdown
 from pipeline.rst import Include, rst_to_markdown
 from pipeline.text import FENCE, INLINE_CODE
@@ -49,7 +49,7 @@ def to_markdown(text: str, fmt: str, rel: str = "", site: Site | None = None,
         title = meta.get("title")
         title = " ".join(str(title).split()) if isinstance(title, (str, int, float)) else ""
         return text, title or markdown_title(text)
-    return underlined_headings(text), ""  # plain text: a README's underlined headings are its headings
+    return dashed_items(underlined_headings(text)), ""  # plain text: a README's underlined headings and "-- " items
 
 
 # --------------------------------------------------------------------------- documentation sites

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from pipeline.text import ENDS_SENTENCE
+
 _UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?:\|[^|]+\|[ \t]+)?(?P<name>[\w.+-]+(?::[\w.+-]+)*)::(?:[ \t]+(?P<args>.*?))?[ \t]*$")
 _EXPLICIT = re.compile(r"^[ \t]*\.\.(?:[ \t]|$)")  # a comment or link target: every other `..` line
@@ -113,6 +115,14 @@ def fenced(body: list[str], language: str = "") -> list[str]:
 _VERSION_NOTE = re.compile(rf"^({'|'.join(VERSIONS.values())}) (\S+)\.$")
 
 
+def term_label(term: str) -> str:
+    """A definition's term as the label that leads its text: "`--user`: " before "Install to the
+    user's site.", but a term that is a sentence of its own ("Download a package supporting several
+    ABIs." over "This is useful when …") is followed by its text as the next sentence, never by ".:"."""
+    prose = re.sub(r"`[^`]*`", "", term)  # "`--skip=a,b,...`" is code, not a sentence's end
+    return f"{term} " if re.search(r"[.!?][*_)\"']*$", prose.rstrip()) else f"{term}: "
+
+
 def lead(label: str, rendered: list[str]) -> list[str]:
     """`label` before the first prose line of `rendered`, or as its own paragraph before a list,
     table or code block (as MkDocs admonitions are rendered in `pipeline.markup`). A version note
@@ -128,7 +138,8 @@ def lead(label: str, rendered: list[str]) -> list[str]:
             if line.startswith("```") or _BULLET.match(line) or line.startswith("#"):
                 return ["", label.rstrip(), "", *rendered[n:]]
             return ["", label + line.lstrip(), *rendered[n + 1:], ""]
-    return ["", label.rstrip(" :") + ".", ""] if label.strip() else []
+    label = label.rstrip(" :")
+    return ["", label if ENDS_SENTENCE.search(label) else label + ".", ""] if label.strip() else []
 
 
 def _directive(name: str, args: str, body: list[str], include: Include | None, depth: int) -> list[str]:
@@ -236,7 +247,7 @@ def _blocks(lines: list[str], include: Include | None, depth: int) -> list[str]:
         if end < len(lines) and lines[end].strip() and _indent(lines[end]) > indent and not _BULLET.match(line) \
                 and len(paragraph) == 1 and not paragraph[0].rstrip().endswith("::"):
             body, end = _body(lines, end, indent)  # a definition list item: "term: definition"
-            out += lead(f"{_inline(line.strip())}: ", _blocks(body, include, depth))
+            out += lead(term_label(_inline(line.strip())), _blocks(body, include, depth))
             i = end
             continue
         literal = paragraph[-1].rstrip().endswith("::")

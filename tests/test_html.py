@@ -99,8 +99,27 @@ def test_a_plain_text_readme_keeps_its_lines_and_headings():
     assert "You need a recent OS to compile this port." in units and "Follow the README." in units
 
 
+def test_a_plain_text_readme_reads_double_dash_items_as_list_items():
+    page = ("<html><body><div class='literallayout'><p><br>\nThe following notes may save you some trouble.<br>\n<br>\n"
+            "--\xa0If your toolchain supports lto, using the configure<br>\n   option --enable-lto=yes will produce<br>\n"
+            "   a faster valgrind.<br>\n<br>\n-- Do not strip ld.so.<br>\n</p></div></body></html>")
+    text = html_to_markdown(page)[0]
+    assert "- If your toolchain supports lto" in text and "- Do not strip ld.so." in text
+    assert "option --enable-lto=yes" in text  # an option in the text keeps its dashes
+    units = [u.text for u in prose_units(text)]
+    assert "If your toolchain supports lto, using the configure option --enable-lto=yes will produce a faster valgrind." in units
+    assert not any(u.startswith("--") for u in units)
+
+
+def test_a_definition_term_that_is_a_sentence_runs_into_its_text():
+    page = ("<html><body><dl><dt>Run it twice.</dt><dd><p>It helps.</p></dd>"
+            "<dt><code>--x</code></dt><dd><p>Sets x.</p></dd><dt>Try again!</dt></dl></body></html>")
+    assert html_to_markdown(page)[0].split("\n\n") == ["Run it twice. It helps.", "`--x`: Sets x.", "Try again!"]
+
+
 def test_plain_text_files_read_underlined_headings_as_headings():
     from pipeline.markup import to_markdown
 
-    text, _ = to_markdown("Install\n=======\n\nRun make.\n\n-----\n\nUsage\n-----\nRun it.\n", "text")
+    text, _ = to_markdown("Install\n=======\n\nRun make.\n\n-----\n\nUsage\n-----\nRun it.\n\n-- Run it twice.\n", "text")
     assert "# Install\n\nRun make." in text and "## Usage\n\nRun it." in text and "-----" not in text
+    assert "\n- Run it twice." in text

@@ -86,6 +86,19 @@ def test_links_lists_and_definitions():
     assert "Source Tree: The top-level directory." in out
 
 
+def test_a_term_that_is_a_sentence_runs_into_its_text():
+    # a list item whose text is indented one step further than its first line reads, as docutils
+    # reads it, as a definition: its term a sentence of its own, never "platforms.: This …"
+    text = ("#. Download a package supporting one of several ABIs and platforms.\n"
+            "    This is useful when fetching wheels.\n\n"
+            "Source Tree\n  The top-level directory.\n\nThe end.\n  \n")
+    out = render(text)
+    assert "1. Download a package supporting one of several ABIs and platforms. This is useful when fetching wheels." in out
+    assert ".:" not in out and "Source Tree: The top-level directory." in out
+    # a term in code that ends in dots is no sentence: "`--skip=a,b,...`: …"
+    assert "`--skip=a,b,...`: Skips them." in render("``--skip=a,b,...``\n  Skips them.\n")
+
+
 def test_tables_become_one_item_per_row():
     simple = "=====  =========\nName   Default\n=====  =========\njobs   ``4``\nquiet  off\n=====  =========\n"
     assert render(simple).split() == "- Name: jobs — Default: `4` - Name: quiet — Default: off".split()
