@@ -145,6 +145,13 @@ def _dangling(c: _Candidate) -> bool:
             and not any(u.item and u.lead == c.order for u in c.chunk_units))
 
 
+def _without_its_block(c: _Candidate) -> bool:
+    """Whether `c` ends on its colon with neither the code nor the list it announces in its chunk:
+    of two copies of it, the one with them is quoted ("… in the following format:" and the format)."""
+    return (c.text.endswith(":") and not c.unit.code
+            and not any(u.item and u.lead == c.order for u in c.chunk_units))
+
+
 def _cut(c: _Candidate, hits: Sequence[Hit]) -> bool:
     """Whether `c` sits in the first paragraph or list item of a chunk that is not its document's
     first: that paragraph may be the tail of one the chunk boundary cut, its subject left behind."""
@@ -180,6 +187,18 @@ _CONTINUES = re.compile(r"^(?:in (?:this|that|such a|which) case|to do (?:this|s
                         r"|otherwise|instead|then)\b", re.I)
 
 
+# Markdown's escapes of characters that mean nothing to Markdown mid-sentence ("March 2023\.",
+# "0 \- Central Office") are read as the characters. Those that mean something where an answer is
+# shown (an escaped asterisk, underscore, backtick, bracket, angle bracket or bar) stay escaped.
+_INERT_ESCAPE = re.compile(r"\\([.\-!\"'(),:;?/=+&#{}])")
+
+
+def _unescape_inert(text: str) -> str:
+    """`text` without `_INERT_ESCAPE`'s escapes, outside its code spans."""
+    return "".join(part if part.startswith("`") else _INERT_ESCAPE.sub(r"\1", part)
+                   for part in re.split(r"(`[^`\n]*`)", text))
+
+
 _PARENTHESISED = re.compile(r"^\(([A-Z`\[][^()]*(?:\([^()]*\)[^()]*)*)\)([.!?]?)$")
 
 
@@ -188,7 +207,7 @@ def _as_sentence(unit: Unit) -> str:
     (a list item, a table row, a quoted excerpt: "only Zoom for Government may be used…") is
     capitalised, and any unit without closing punctuation gets a full stop. (A chunk's first
     sentence cut mid-way never gets here: `_candidates` leaves it out.)"""
-    text = unit.text
+    text = _unescape_inert(unit.text)
     if whole := _PARENTHESISED.match(text):  # "(The `git node metadata` command can do it for you)."
         text = whole.group(1) + whole.group(2)
     lead = len(text) - len(text.lstrip("[*_"))  # "[thanks.dev](https://thanks.dev)": its first letter
@@ -221,9 +240,9 @@ _ENDS_ON_COLON = re.compile(r":[*_]*\s*$")
 
 
 def _announces_block(unit: Unit) -> bool:
-    """Whether a sentence ends on its colon with a code block after it ("start Valgrind like this:"):
-    it is whole only with that block."""
-    return unit.code and not unit.item and bool(_ENDS_ON_COLON.search(unit.text))
+    """Whether a sentence or list item ends on its colon with a code block after it ("start Valgrind
+    like this:", "* Add members to that team:"): it is whole only with that block."""
+    return unit.code and bool(_ENDS_ON_COLON.search(unit.text))
 
 
 def _group(c: _Candidate) -> list[int]:
@@ -365,10 +384,11 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
     its words alike, shows the example a quoted sentence introduces right after that sentence."""
     all_candidates = _candidates(hits, chunk_number)
     copies: dict[frozenset[str], _Candidate] = {}
-    for c in all_candidates:  # of a sentence in two chunks, the copy that has its context, else the better-ranked
+    for c in all_candidates:  # of a sentence in two chunks, the copy that has its block and its context, else the better-ranked
         key = _tokens(c.text)
-        if len(c.text) >= 20 and not _dangling(c) and (
-                key not in copies or (_cut(copies[key], hits), copies[key].hit) > (_cut(c, hits), c.hit)):
+        if len(c.text) >= 20 and not _dangling(c) and (key not in copies or (
+                _without_its_block(copies[key]), _cut(copies[key], hits), copies[key].hit)
+                > (_without_its_block(c), _cut(c, hits), c.hit)):
             copies[key] = c
     candidates = sorted(copies.values(), key=lambda c: (c.hit, c.order))
     if not candidates:

@@ -220,6 +220,10 @@ _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)|!\[[^\]\n]*\]\[[^\]\n]*\]")
 _LINK = re.compile(r"(?<!!)\[([^\]\n]+(?:\n[^\]\n]+)*)\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'][^\n]*?[\"'])?\s*\)")
 _REF_LINK = re.compile(r"(?<!!)\[([^\]\n]+(?:\n[^\]\n]+)*)\]\[([^\]\n]*)\]")
+# A shortcut reference ("[the Git Protocol]" with "[the Git Protocol]: https://…" on the page), or an
+# image's ("![logo]"): not a footnote, an escaped bracket, a link's text ("[x](…)", "[x][y]") or a
+# definition ("[x]:").
+_REF_SHORTCUT = re.compile(r"(?<![\]\\])(!?)\[([^\]\[\n^][^\]\[\n]*(?:\n[^\]\[\n]+)*)\](?![(\[:])")
 _REF_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:\s*<?(\S+?)>?(?:\s+[\"'(].*[\"')])?\s*$", re.M)
 _HTML_LINK = re.compile(r"<a\s[^>]*?href=[\"']([^\"']*)[\"'][^>]*>(.*?)</a\s*>", re.S | re.I)
 _HTML_CODE = re.compile(r"<code>(.*?)</code>", re.S | re.I)
@@ -319,6 +323,13 @@ def render_prose(text: str, rel: str = "", site: Site | None = None, refs: Mappi
         return f"[{m.group(1)}]({refs[label]})" if label in refs else m.group(1)
 
     text = _REF_LINK.sub(ref_link, text)
+
+    def shortcut(m: re.Match) -> str:
+        if (label := " ".join(m.group(2).split()).lower()) not in refs:
+            return m.group(0)  # brackets as written: "[kernel variant args]", "--[no-]edit"
+        return "" if m.group(1) else f"[{m.group(2)}]({refs[label]})"  # an image is dropped, as `_IMAGE` drops it
+
+    text = _REF_SHORTCUT.sub(shortcut, text)
     text = _IMAGE.sub("", text)
 
     def link(match: re.Match) -> str:

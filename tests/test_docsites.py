@@ -196,6 +196,19 @@ def test_reference_links_resolve_from_anywhere_on_the_page():
     assert "[openapi]:" not in text and "[Guide]:" not in text
     assert "[not]: a definition inside code" in text  # code blocks are untouched
 
+
+def test_shortcut_reference_links_resolve_and_other_brackets_stay():
+    page = ("Use [the Git Protocol], or open an issue on the [truststore GitHub\nissue tracker].\n\n"
+            "Run `valgrind [args]` with [kernel variant args] and --[no-]edit; see [^1] and ![logo].\n\n"
+            "[the git protocol]: https://git-scm.com/book\n[truststore github issue tracker]:\n  https://example.org/issues\n"
+            "[logo]: logo.png\n")
+    text = to_markdown(page, "markdown")[0]
+    assert "Use [the Git Protocol](https://git-scm.com/book), or" in text
+    assert "[truststore GitHub issue tracker](https://example.org/issues)" in text
+    assert "`valgrind [args]` with [kernel variant args] and --[no-]edit; see [^1]" in text  # no definition: as written
+    assert text.count("https://example.org/issues") == 1 and "protocol]:" not in text  # definitions are gone
+    assert "![logo]" not in text and "logo.png" not in text  # an image by reference is dropped, as inline ones are
+
 # --------------------------------------------------------------------------- extractive answers
 
 LEAVE = """# Leave

@@ -213,6 +213,40 @@ def test_a_later_chunk_that_opens_with_the_documents_lower_case_name_is_whole(em
         assert generate_extractive("Where is the cache data stored?", hits, number_sources(hits)[1], embedder) == expected
 
 
+def test_markdown_escapes_of_plain_punctuation_are_not_quoted(fake_embedder):
+    from pipeline.generate import _as_sentence
+
+    text = "You will only have 8 weeks of FMLA available until March 2023\\.\n"
+    chunk = Chunk(id="c0", doc_id="kb:fmla", text=text, context_text=text, title="FMLA", path="fmla.md", headings=())
+    hits = [Hit(chunk=chunk, score=1.0)]
+    answer = generate_extractive("How long is FMLA available?", hits, number_sources(hits)[1], fake_embedder)
+    assert answer == "You will only have 8 weeks of FMLA available until March 2023. [1]"
+    unit = prose_units("Select 0 \\- Central Office, and `C:\\. \\-x` stays code, as does a\\_b.\n")[0]
+    assert _as_sentence(unit) == "Select 0 - Central Office, and `C:\\. \\-x` stays code, as does a\\_b."
+
+
+def test_a_list_item_that_announces_a_block_is_shown_with_it(fake_embedder):
+    text = ("Every org has a `developers` team that all users are added to.\n\n* Create a new team:\n\n"
+            "```bash\nnpm team create <org:team>\n```\n\n* Add members to that team:\n\n"
+            "```bash\nnpm team add <org:team> <user>\n```\n")
+    chunk = Chunk(id="c0", doc_id="kb:orgs", text=text, context_text=text, title="Orgs", path="orgs.md", headings=())
+    hits = [Hit(chunk=chunk, score=1.0)]
+    answer = generate_extractive("Can I add members to that team?", hits, number_sources(hits)[1], fake_embedder)
+    assert answer == "Add members to that team: [1]\n\n```bash\nnpm team add <org:team> <user>\n```"
+
+
+def test_of_two_copies_of_a_lead_in_the_one_with_its_block_is_quoted(fake_embedder):
+    lead = "Public signing keys are provided at `registry-host.tld/-/npm/v1/keys` in the following format:\n"
+    cut = Chunk(id="c1", doc_id="kb:sig", text="Registries sign packages if:\n\n1. Signatures are provided.\n2. " + lead, context_text="",
+                title="Signatures", path="sig.md", headings=(), position=0)  # the chunk ends before the block
+    whole = Chunk(id="c2", doc_id="kb:sig", text="2. " + lead + '\n```\n{"keys": []}\n```\n\nKeys expire.\n', context_text="",
+                  title="Signatures", path="sig.md", headings=(), position=1)
+    hits = [Hit(chunk=cut, score=1.0), Hit(chunk=whole, score=0.9)]
+    answer = generate_extractive("Where are public signing keys provided, and in what format?", hits,
+                                 number_sources(hits)[1], fake_embedder)
+    assert answer.startswith(lead.strip() + " [1]\n\n```\n{\"keys\": []}\n```")
+
+
 def test_task_boxes_tables_of_contents_and_parentheses_are_not_quoted_as_text():
     from pipeline.generate import _as_sentence
 
