@@ -491,8 +491,9 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
         for order in orders:
             unit = units_of[hit][order]
             key = _tokens(unit.text)
-            if any(near_duplicate(key, t) for t in taken):
-                continue
+            own_lead = _tokens(units_of[hit][unit.lead].text) if unit.item and unit.lead >= 0 else None
+            if any(near_duplicate(key, t) for t in taken if t != own_lead):
+                continue  # (an item says more than its lead-in: "Lock down the CI:", then how)
             taken.append(key)
             text = f"{_as_sentence(unit)} [{source_of[hit]}]"
             if after_block:

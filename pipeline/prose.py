@@ -20,7 +20,8 @@ DEFAULT_FIELD = re.compile(r"^[*_]*defaults?(?: value)?[*_]*\s*:[*_]*\s*(?=\S)",
 @dataclass(frozen=True)
 class Unit:
     """One sentence of a chunk's prose; a list item's sentences know their list's lead-in (an index
-    into the same unit list, or -1)."""
+    into the same unit list, or -1): a nested list's is the item it is nested in, when that item ends
+    on its colon ("* For each affected branch:" over its steps)."""
 
     text: str
     item: bool = False
@@ -60,6 +61,7 @@ def prose_units(text: str) -> list[Unit]:
     buffer: list[str] = []
     block: list[str] = []  # the fenced block being read, fences included
     state = {"item": False, "list": False, "lead": -1, "blank": False, "fence": "", "heading": False, "led": -1}
+    levels: list[tuple[int, int]] = []  # the open lists, outermost first: (indentation of their items, lead-in)
 
     def flush() -> None:
         if buffer:
@@ -98,9 +100,15 @@ def prose_units(text: str) -> list[Unit]:
             state.update(list=False, item=False, heading=True)
         elif LIST_ITEM.match(line) and (state["list"] or not indented):
             flush()
+            last = units[-1] if units else None
+            depth = len(line) - len(line.lstrip())
             if not state["list"]:
-                last = units[-1] if units else None
-                state["lead"] = len(units) - 1 if last and not last.item and last.text.endswith(":") else -1
+                levels = [(depth, len(units) - 1 if last and not last.item and last.text.endswith(":") else -1)]
+            elif depth > levels[-1][0]:  # a nested list: led by its item when that item ends on its colon
+                levels.append((depth, len(units) - 1 if last and last.item and last.text.endswith(":") else levels[-1][1]))
+            while len(levels) > 1 and depth < levels[-1][0]:
+                levels.pop()
+            state["lead"] = levels[-1][1]
             state.update(list=True, item=True)
             item = _TASK_BOX.sub("", LIST_ITEM.sub("", line))
             if not _TOC_ENTRY.match(item):  # a table of contents' entry is navigation, not prose

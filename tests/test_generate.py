@@ -247,6 +247,21 @@ def test_of_two_copies_of_a_lead_in_the_one_with_its_block_is_quoted(fake_embedd
     assert answer.startswith(lead.strip() + " [1]\n\n```\n{\"keys\": []}\n```")
 
 
+def test_a_nested_list_is_led_by_the_item_it_is_nested_in(fake_embedder):
+    text = ("Steps:\n\n* [ ] 1\\. Lock down the CI:\n  * Lock down the CI to prevent public access, ping a member "
+            "of `@nodejs/jenkins-admins`.\n\n* [ ] 2\\. Release the builds\n  * Verify the CI is green.\n")
+    units = prose_units(text)
+    assert [(u.text, u.lead) for u in units] == [
+        ("Steps:", -1), ("Lock down the CI:", 0),
+        ("Lock down the CI to prevent public access, ping a member of `@nodejs/jenkins-admins`.", 1),
+        ("Release the builds", 0), ("Verify the CI is green.", 0)]  # an item not ending on its colon leads nothing
+    chunk = Chunk(id="c0", doc_id="kb:sec", text=text, context_text=text, title="Security", path="sec.md", headings=())
+    hits = [Hit(chunk=chunk, score=1.0)]
+    answer = generate_extractive("Who do I ping to lock down the CI?", hits, number_sources(hits)[1], fake_embedder)
+    # the item says more than its lead-in, whose words it repeats: both are shown
+    assert "Lock down the CI: [1]\nLock down the CI to prevent public access, ping a member of" in answer
+
+
 def test_task_boxes_tables_of_contents_and_parentheses_are_not_quoted_as_text():
     from pipeline.generate import _as_sentence
 
