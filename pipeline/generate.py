@@ -13,8 +13,7 @@ from pipeline.answer_types import ANSWER_TYPES, MANUAL_PAGE, answer_types, sente
 from pipeline.chunking import plain_text
 from pipeline.embed import Embedder
 from pipeline.examples import asks_how, best_example, example_of
-from pipeline.prose import DEFAULT_FIELD, Unit, prose_units
-from pipeline.text import ENDS_SENTENCE
+from pipeline.prose import DEFAULT_FIELD, Unit, as_sentence, prose_units
 from pipeline.types import IDK, Hit, Source
 
 log = logging.getLogger(__name__)
@@ -185,36 +184,6 @@ _POINTER = re.compile(r"^(?:see (?:also|the|our)\b|refer to\b|this (?:page|secti
 # A sentence that opens with one of these finishes the thought of the sentence before it.
 _CONTINUES = re.compile(r"^(?:in (?:this|that|such a|which) case|to do (?:this|so|that)|if so|this way|that way"
                         r"|otherwise|instead|then)\b", re.I)
-
-
-# Markdown's escapes of characters that mean nothing to Markdown mid-sentence ("March 2023\.",
-# "0 \- Central Office") are read as the characters. Those that mean something where an answer is
-# shown (an escaped asterisk, underscore, backtick, bracket, angle bracket or bar) stay escaped.
-_INERT_ESCAPE = re.compile(r"\\([.\-!\"'(),:;?/=+&#{}])")
-
-
-def _unescape_inert(text: str) -> str:
-    """`text` without `_INERT_ESCAPE`'s escapes, outside its code spans."""
-    return "".join(part if part.startswith("`") else _INERT_ESCAPE.sub(r"\1", part)
-                   for part in re.split(r"(`[^`\n]*`)", text))
-
-
-_PARENTHESISED = re.compile(r"^\(([A-Z`\[][^()]*(?:\([^()]*\)[^()]*)*)\)([.!?]?)$")
-
-
-def _as_sentence(unit: Unit) -> str:
-    """A unit as a sentence of the answer: one that opens its paragraph or list item in lower case
-    (a list item, a table row, a quoted excerpt: "only Zoom for Government may be used…") is
-    capitalised, and any unit without closing punctuation gets a full stop. (A chunk's first
-    sentence cut mid-way never gets here: `_candidates` leaves it out.)"""
-    text = _unescape_inert(unit.text)
-    if whole := _PARENTHESISED.match(text):  # "(The `git node metadata` command can do it for you)."
-        text = whole.group(1) + whole.group(2)
-    lead = len(text) - len(text.lstrip("[*_"))  # "[thanks.dev](https://thanks.dev)": its first letter
-    if unit.first and text[lead:lead + 1].islower():
-        text = text[:lead] + text[lead].upper() + text[lead + 1:]
-    text = re.sub(r"\s*[,;]$", "", text)  # a list item that ends "…, or" its list's comma
-    return text if ENDS_SENTENCE.search(text.rstrip("*_")) else text + "."
 
 
 # A reference entry's opening: its term in code, then its description ("`--config <configFile>`: Specify
@@ -495,7 +464,7 @@ def generate_extractive(question: str, hits: Sequence[Hit], chunk_number: dict[s
             if any(near_duplicate(key, t) for t in taken if t != own_lead):
                 continue  # (an item says more than its lead-in: "Lock down the CI:", then how)
             taken.append(key)
-            text = f"{_as_sentence(unit)} [{source_of[hit]}]"
+            text = f"{as_sentence(unit)} [{source_of[hit]}]"
             if after_block:
                 joint = "\n\n"
             elif unit.item and (unit.first or not in_item) or (in_item and not unit.item):

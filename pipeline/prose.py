@@ -1,7 +1,8 @@
 """The sentences of a chunk's prose, in reading order: wrapped lines joined, list items kept apart
 with their lead-in, code blocks, headings and table rows left out (each sentence knows whether a
-code block follows it, and keeps that block when it is short enough to show). The extractive answer
-(`pipeline.generate`) quotes them; `pipeline.sentence_vectors` embeds them. Pure text; no I/O.
+code block follows it, and keeps that block when it is short enough to show), and each as the
+sentence an answer quotes (`as_sentence`). The extractive answer (`pipeline.generate`) quotes them;
+`pipeline.sentence_vectors` embeds them. Pure text; no I/O.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import re
 from dataclasses import dataclass, replace
 
 from pipeline.examples import code_blocks
-from pipeline.text import FENCE, LIST_ITEM, split_sentences
+from pipeline.text import ENDS_SENTENCE, FENCE, LIST_ITEM, split_sentences
 
 # A reference entry's default field ("* Default: 15", "- **Default:** `false`"): the value belongs to
 # the entry's sentences ("The maximum number of connections to use per origin.").
@@ -124,3 +125,33 @@ def prose_units(text: str) -> list[Unit]:
         state["blank"] = False
     flush()
     return [u for u in units if len(u.text) >= 3]
+
+
+# Markdown's escapes of characters that mean nothing to Markdown mid-sentence ("March 2023\.",
+# "0 \- Central Office") are read as the characters. Those that mean something where an answer is
+# shown (an escaped asterisk, underscore, backtick, bracket, angle bracket or bar) stay escaped.
+_INERT_ESCAPE = re.compile(r"\\([.\-!\"'(),:;?/=+&#{}])")
+
+
+def _unescape_inert(text: str) -> str:
+    """`text` without `_INERT_ESCAPE`'s escapes, outside its code spans."""
+    return "".join(part if part.startswith("`") else _INERT_ESCAPE.sub(r"\1", part)
+                   for part in re.split(r"(`[^`\n]*`)", text))
+
+
+_PARENTHESISED = re.compile(r"^\(([A-Z`\[][^()]*(?:\([^()]*\)[^()]*)*)\)([.!?]?)$")
+
+
+def as_sentence(unit: Unit) -> str:
+    """A unit as a sentence of the answer: one that opens its paragraph or list item in lower case
+    (a list item, a table row, a quoted excerpt: "only Zoom for Government may be used…") is
+    capitalised, and any unit without closing punctuation gets a full stop. (A chunk's first
+    sentence cut mid-way never gets here: `_candidates` leaves it out.)"""
+    text = _unescape_inert(unit.text)
+    if whole := _PARENTHESISED.match(text):  # "(The `git node metadata` command can do it for you)."
+        text = whole.group(1) + whole.group(2)
+    lead = len(text) - len(text.lstrip("[*_"))  # "[thanks.dev](https://thanks.dev)": its first letter
+    if unit.first and text[lead:lead + 1].islower():
+        text = text[:lead] + text[lead].upper() + text[lead + 1:]
+    text = re.sub(r"\s*[,;]$", "", text)  # a list item that ends "…, or" its list's comma
+    return text if ENDS_SENTENCE.search(text.rstrip("*_")) else text + "."

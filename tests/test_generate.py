@@ -214,7 +214,7 @@ def test_a_later_chunk_that_opens_with_the_documents_lower_case_name_is_whole(em
 
 
 def test_markdown_escapes_of_plain_punctuation_are_not_quoted(fake_embedder):
-    from pipeline.generate import _as_sentence
+    from pipeline.prose import as_sentence
 
     text = "You will only have 8 weeks of FMLA available until March 2023\\.\n"
     chunk = Chunk(id="c0", doc_id="kb:fmla", text=text, context_text=text, title="FMLA", path="fmla.md", headings=())
@@ -222,7 +222,7 @@ def test_markdown_escapes_of_plain_punctuation_are_not_quoted(fake_embedder):
     answer = generate_extractive("How long is FMLA available?", hits, number_sources(hits)[1], fake_embedder)
     assert answer == "You will only have 8 weeks of FMLA available until March 2023. [1]"
     unit = prose_units("Select 0 \\- Central Office, and `C:\\. \\-x` stays code, as does a\\_b.\n")[0]
-    assert _as_sentence(unit) == "Select 0 - Central Office, and `C:\\. \\-x` stays code, as does a\\_b."
+    assert as_sentence(unit) == "Select 0 - Central Office, and `C:\\. \\-x` stays code, as does a\\_b."
 
 
 def test_a_list_item_that_announces_a_block_is_shown_with_it(fake_embedder):
@@ -263,7 +263,7 @@ def test_a_nested_list_is_led_by_the_item_it_is_nested_in(fake_embedder):
 
 
 def test_task_boxes_tables_of_contents_and_parentheses_are_not_quoted_as_text():
-    from pipeline.generate import _as_sentence
+    from pipeline.prose import as_sentence
 
     text = ("* [ ] 2\\. **Review of Reports:**\n"
             "  * [7. Propose release on GitHub](#7-propose-release-on-github)\n"
@@ -271,7 +271,7 @@ def test_task_boxes_tables_of_contents_and_parentheses_are_not_quoted_as_text():
             "* [thanks.dev](https://thanks.dev)\n"
             "* A direct link to one of the platforms listed below,\n\n"
             "(The `git node metadata` command can generate the metadata for you).\n")
-    assert [_as_sentence(u) for u in prose_units(text)] == [
+    assert [as_sentence(u) for u in prose_units(text)] == [
         "**Review of Reports:**",  # no box, no escaped step number
         "[Thanks.dev](https://thanks.dev).",  # the table of contents' entry is gone; a list item starts a sentence
         "A direct link to one of the platforms listed below.",

@@ -554,6 +554,31 @@ def test_two_unstated_words_in_an_explaining_clause_are_the_addition():
     assert not details.in_added_clause("This is because the Act doesn't let agencies accept it.", "let")
 
 
+def test_a_name_in_place_is_read_at_every_place_and_not_as_a_links_site():
+    claim = "Most GSA virtual meetings should be conducted in Microsoft Teams."
+    sentence = ("Zoom is for a need which cannot be met with Google Meet - most GSA virtual meetings should be "
+                "conducted in Google Meet.")  # the name's second place is the one in the claim's
+    assert rivals.name_in_place(claim, sentence, sentence) == ("Microsoft Teams", "Google Meet")
+    claim = "TTS recommends Bitwarden, which is open source and runs on Windows and Linux."
+    sentence = "We recommend using KeePassXC (keepassxc.org) which is open source and runs on Windows and Linux."
+    assert rivals.name_in_place(claim, sentence, sentence) == ("Bitwarden", "KeePassXC")
+
+
+@pytest.mark.parametrize(("name", "passage", "rival"), [
+    ("CARGO_GIT_FETCH_WITH_CLI", "Environment: `CARGO_NET_GIT_FETCH_WITH_CLI`, and `CARGO_HOME`.", "CARGO_NET_GIT_FETCH_WITH_CLI"),
+    ("PIP_USER_AGENT_DATA", "the variable `PIP_USER_AGENT_USER_DATA` adds a JSON string", "PIP_USER_AGENT_USER_DATA"),
+    ("tests/vg_runtest", "To run a subset: perl tests/vg_regtest memcheck", "tests/vg_regtest"),
+    # another word in the name's place, or a shorter name the claim's extends: no misspelling
+    ("request.client.ip", "`request.client.host` and `request.client.port`", ""),
+    ("CMAKE_DEFAULT_BUILD_TYPE", "set `CMAKE_BUILD_TYPE` to Release", ""),
+    ("CALLGRIND_ENABLE_INSTRUMENTATION", "`CALLGRIND_START_INSTRUMENTATION`: start it", ""),
+    ("--prune", "Because of the `--delete` parameter", ""),
+    ("Bitwarden", "We recommend KeePassXC.", ""),  # a product's name is no code name
+])
+def test_a_code_name_no_document_mentions_may_misspell_one_the_evidence_has(name, passage, rival):
+    assert rivals.spelled_like(name, ["Unrelated text.", passage]) == ((rival, 1) if rival else ("", -1))
+
+
 def test_a_documented_name_in_another_names_very_place_is_a_swap():
     claim = "File an issue in the nodejs/admin repository with the title Remove Collaborator."
     sentence = "Open an issue in the nodejs/build repository titled `Remove Collaborator` to ask for it."

@@ -135,6 +135,17 @@ def test_shipped_combiner_loads_and_ranks_fixed_pairs(embedder):
     assert p[0] > p[1] and p[0] > p[3] and p[2] > p[3]
 
 
+def test_an_invented_name_is_read_against_the_sentence_the_claim_restates(embedder):
+    claim = "TTS recommends Bitwarden, which is open source and runs on Windows, MacOS and Linux."
+    passages = ["Protecting TTS Systems\nTTS offers a variety of tools for protecting sensitive information.",
+                "Requirements for passwords\nWe recommend using KeePassXC (keepassxc.org) which is open source "
+                "and runs on Windows, MacOS and Linux."]
+    a = verify.analyse([claim], [passages], embedder, invented=[["Bitwarden"]], cited=[True])[0]
+    assert (a.name, a.name_rival) == ("Bitwarden", "KeePassXC")  # not the link's site
+    assert a.rival_at == ("We recommend using KeePassXC (keepassxc.org) which is open source and runs on Windows, "
+                          "MacOS and Linux.", 1)
+
+
 def test_llm_verdict_is_parsed_and_validated(settings, embedder):
     from pipeline.llm import OpenAIChat
 

@@ -146,6 +146,16 @@ def test_settings_switch_rules_off():
     assert decide_one(named, 0.9, options(names_must_appear=True)).label is Label.UNCERTAIN
 
 
+def test_a_name_in_place_is_quoted_from_the_sentence_that_has_it():
+    rival = "We recommend using KeePassXC which is open source and runs on Windows and Linux."
+    for invented in ("Bitwarden", ""):  # rule 2 (a name no document mentions) and rule 5
+        verdict = decide_one(aligned(invented=invented, name="Bitwarden", name_rival="KeePassXC",
+                                     rival_at=(rival, 3), evidence_index=0), 0.9, options())
+        assert (verdict.label, verdict.conflict, verdict.sentence, verdict.evidence_index) == (
+            Label.CONTRADICTED, "KeePassXC", rival, 3)
+    assert decide_one(aligned(name="Bitwarden", name_rival="KeePassXC"), 0.9, options()).sentence == SENTENCE
+
+
 def test_decide_keeps_the_order_of_its_inputs():
     rows = [aligned(), aligned(unconfirmed="7"), aligned(sentence="")]
     assert [v.label for v in decide(rows, [0.9, 0.9, 0.9], options())] == [

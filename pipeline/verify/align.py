@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import numbers
-from pipeline.names import mentions, names, spelled_alike
+from pipeline.names import mentions, names
 from pipeline.text import (
     FUNCTION_WORDS,
     NAME_LABELS,
@@ -58,6 +58,7 @@ class Alignment:
     invented: str = ""  # a name of the claim that no document of the knowledge base mentions
     name: str = ""  # a name of the claim the evidence lacks, where the aligned sentence has …
     name_rival: str = ""  # … this other name in its place
+    rival_at: tuple[str, int] = ("", -1)  # the sentence (and evidence index) that has `name_rival`, when not `sentence`
     flip: str = ""  # the evidence's words where a predicate of the claim is negated or reversed
     extra: str = ""  # content of the claim that no evidence passage states
     extra_named: bool = False  # … holding a name those passages never mention
@@ -259,22 +260,8 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
     about = _about(a)
     passages = list(dict.fromkeys(evidence[ei] for _, ei, _ in a.candidates[:MEANING_CANDIDATES] if 0 <= ei < len(evidence)))
     a.invented = invented[0] if invented else ""
-    for sentence in about or [a.sentence]:
-        a.name, a.name_rival = rivals.name_in_place(claim, " ".join(passages), sentence)
-        if a.name_rival and a.name not in invented and spelled_alike(a.name, a.name_rival):
-            a.name, a.name_rival = "", ""  # "follow_symlinks" where the claim's "follow_symlink" is a documented name too
-        if a.name_rival and any(mentions(a.name, s) for s in about if s is not sentence):
-            a.name, a.name_rival = "", ""  # another aligned sentence states it: "send_json" beside "receive_json"
-        if a.name_rival:
-            break
-    if not a.name_rival:  # a list with one item swapped: "git lfs and git subtree" / "'git lfs' and 'git annex'"
-        a.name, a.name_rival = rivals.list_swapped(claim, about or [a.sentence])
-    if not a.name_rival:  # an example's option or output key with another value: "--invocation-type Event"
-        a.name, a.name_rival = rivals.value_swapped(claim, " ".join(passages))
-    if a.invented and not a.name_rival and 0 <= a.evidence_index < len(evidence):  # the section's own name
-        rival = rivals.heading_rival(a.invented, evidence[a.evidence_index], claim)
-        if rival:
-            a.name, a.name_rival = a.invented, rival
+    a.name, a.name_rival, a.rival_at = rivals.rival_in_place(claim, invented, a.sentence, a.evidence_index, about,
+                                                             a.candidates, passages, evidence)
     a.flip = (flips.flipped(claim, about) or roles.swapped(claim, about) or roles.reversed_order(claim, about)
               or roles.preference_reversed(claim, about) or roles.antonyms_swapped(claim, about) or roles.precedence_reversed(claim, about)
               or roles.sequence_reversed(claim, about) or roles.list_order_reversed(claim, about)

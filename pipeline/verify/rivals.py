@@ -2,19 +2,81 @@
 Google Meet" / "in Microsoft Teams", "nodejs/build" / "nodejs/admin"), the class a reference section is
 titled by, an option's default the source gives otherwise ("follow_symlink=False"), the code name
 a source writes where a claim has a plain word ("the `console` pool" / "the interactive pool"), a
-list with one item swapped, and an example's option or output key given another value
-("--invocation-type Event", "MemorySize": 128). String rules over `pipeline.names` (the list rule also asks the cached parse
+list with one item swapped, an example's option or output key given another value
+("--invocation-type Event", "MemorySize": 128), and, for a name no document mentions, the one in the
+sentence the claim restates or the one it misspells ("CARGO_NET_GIT_FETCH_WITH_CLI"). `rival_in_place`
+tries them in turn. String rules over `pipeline.names` (the list rule also asks the cached parse
 which words are nouns); no I/O.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pipeline import names as namelib
-from pipeline.text import FUNCTION_WORDS, WORD, stem, words
+from pipeline.text import FUNCTION_WORDS, WORD, markdown_sentences, stem, words
+from pipeline.verify.candidates import content_words
 
 SWAP_CONTEXT = 5  # context score (same word right before and after: 2 each, +1 per shared word near) for a documented name
+
+
+# A link's site, as `pipeline.text.link_text` writes it after the link's words: "KeePassXC (keepassxc.org)".
+_SITE_NOTE = re.compile(r" \((?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\)")
+
+
+def rival_in_place(claim: str, invented: Sequence[str], sentence: str, evidence_index: int, about: Sequence[str],
+                   candidates: Sequence[tuple[str, int, float]], passages: Sequence[str],
+                   evidence: Sequence[str]) -> tuple[str, str, tuple[str, int]]:
+    """(the claim's name, the evidence's name in its place, and where that name is when not in the
+    aligned `sentence`: (sentence, evidence index), else ("", -1)), or ("", "", ("", -1)). `about`: the
+    aligned sentences the meaning checks read; `candidates`: all, as (text, evidence index, cosine);
+    `passages`: their evidence texts; `invented`: the claim's names that no document mentions. Tried in
+    turn: a name in place in an aligned sentence (`name_in_place`), one item of a list swapped, an
+    example's value swapped; then, for an invented name, the sentence the claim restates but for it,
+    its section's heading, and a name of the evidence it misspells."""
+    nowhere = ("", -1)
+    joined = " ".join(passages)
+    for text in about or [sentence]:
+        name, rival = name_in_place(claim, joined, text)
+        if rival and name not in invented and namelib.spelled_alike(name, rival):
+            continue  # "follow_symlinks" where the claim's "follow_symlink" is a documented name too
+        if rival and any(namelib.mentions(name, s) for s in about if s is not text):
+            continue  # another aligned sentence states it: "send_json" beside "receive_json"
+        if rival:  # the footnote quotes the sentence that has the other name
+            return name, rival, (text, next(ei for t, ei, _ in candidates if t == text)) if text != sentence else nowhere
+    name, rival = list_swapped(claim, about or [sentence])  # "git lfs and git subtree" / "'git lfs' and 'git annex'"
+    if not rival:  # an example's option or output key with another value: "--invocation-type Event"
+        name, rival = value_swapped(claim, joined)
+    if rival or not invented:
+        return name, rival, nowhere
+    if restated := restated_around(claim, invented[0], candidates):
+        # the sentence the claim restates but for its invented name: "TTS recommends Bitwarden, which is
+        # open source and runs on …" / "We recommend using KeePassXC which is open source and runs on …"
+        name, rival = name_in_place(claim, restated[0], restated[0])
+        if rival and name == invented[0]:
+            return name, rival, restated
+    if 0 <= evidence_index < len(evidence) and (rival := heading_rival(invented[0], evidence[evidence_index], claim)):
+        return invented[0], rival, nowhere  # the section's own name
+    rival, pi = spelled_like(invented[0], evidence)  # a misspelling of a name the evidence has
+    if rival:
+        return invented[0], rival, (next((s for s in markdown_sentences(evidence[pi]) if namelib.mentions(rival, s)),
+                                         evidence[pi]), pi)
+    return "", "", nowhere
+
+
+RESTATED_AROUND_SHARE = 0.6  # of the claim's other content words, that a sentence must hold to be the one it restates
+
+
+def restated_around(claim: str, name: str, candidates: Sequence[tuple[str, int, float]]) -> tuple[str, int] | None:
+    """The candidate sentence that holds most of the claim's content words other than `name` (a name no
+    document mentions), when it holds RESTATED_AROUND_SHARE of them or more: (text, evidence index)."""
+    words = content_words(claim) - content_words(name)
+    if len(words) < 3:
+        return None
+    scored = [(len(words & content_words(text)), -k, text, ei) for k, (text, ei, _) in enumerate(candidates)]
+    best = max(scored, default=None)
+    return (best[2], best[3]) if best and best[0] >= RESTATED_AROUND_SHARE * len(words) else None
 
 
 def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
@@ -22,6 +84,7 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     evidence `passage` and the aligned `sentence` has another name between the same words
     ("conducted in Microsoft Teams" / "conducted in Google Meet"), or an option's default the
     sentence gives otherwise ("defaults to True" / "follow_symlink=False"); ('', '') otherwise."""
+    sentence = _SITE_NOTE.sub("", sentence)  # "KeePassXC (keepassxc.org) which …": the name, not its site
     default = _default_rival(claim, sentence)  # "defaults to True" where the source has "follow_symlink=False"
     if not default[1] and passage != sentence:
         default = _default_rival(claim, passage, fields_only=True)  # the section's "* Default: …" line
@@ -38,17 +101,17 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
     best: tuple[int, str, str] = (0, "", "")
     for name in claim_names:
         left, right = _context(claim, name.start, name.start + len(name.text))
-        for rival in rivals:
+        for rival, start in ((r, at) for r in rivals for at in _occurrences(sentence, r)):
             if rival.kind != name.kind and not (rival.kind == "code" or name.kind == "code") \
                     or namelib.abbreviates(name.text, rival.text):
                 continue  # another kind of name, or the same name written out ("GPL" / "General Public License")
-            r_left, r_right = _context(sentence, rival.start, rival.start + len(rival.text))
+            r_left, r_right = _context(sentence, start, start + len(rival.text))
             score = _context_score(left, right, r_left, r_right)
             if name.kind == rival.kind == "code" and _marks(name.text) == _marks(rival.text):
                 # two code names of one make: their context by stem, articles left out ("also respects
                 # the XDG_CONFIG_HOME" / "will also respect `XDG_CACHE_HOME`")
                 score = max(score, _context_score(*_stems(claim, name.start, name.start + len(name.text)),
-                                                  *_stems(sentence, rival.start, rival.start + len(rival.text))))
+                                                  *_stems(sentence, start, start + len(rival.text))))
             if name.text in elsewhere and (score < SWAP_CONTEXT or _marks(name.text) != _marks(rival.text)):
                 continue  # a documented name: only another of its make ("nodejs/build") in its very place
             if score >= 3 and score > best[0]:
@@ -62,6 +125,16 @@ def name_in_place(claim: str, passage: str, sentence: str) -> tuple[str, str]:
                     if set(left[-2:]) & set(r_left[-2:]):
                         return word, b
     return (best[1], best[2]) if best[1] else _word_for_code(claim, sentence)
+
+
+def _occurrences(text: str, name: namelib.Name) -> list[int]:
+    """Where a proper name stands in `text`: its first place (as `pipeline.names` gives it) and every
+    later one ("cannot be met with Google Meet - most … should be conducted in Google Meet"). A code
+    name counts at its first place only: a keyword such as `async` recurs down a list of signatures."""
+    if name.kind != "proper":
+        return [name.start]
+    later = [m.start() for m in re.finditer(rf"(?<![\w.-]){re.escape(name.text)}(?![\w-])", text) if m.start() > name.start]
+    return [name.start, *later]
 
 
 _TICKED = re.compile(r"`([^`\n]{1,60})`")
@@ -114,6 +187,49 @@ _KIND_WORDS = frozenset(
 def _marks(name: str) -> frozenset[str]:
     """The punctuation a name is made with: {"/"} for "nodejs/admin", {"-", "."} for "vY.x-staging"."""
     return frozenset(c for c in name if not c.isalnum() and not c.isspace())
+
+
+SPELLED_LIKE_RATIO = 0.8  # difflib's ratio of two code names, lower-cased, for one to be a misspelling of the other
+SPELLED_LIKE_PART = 0.6  # … and of the one word they differ in, when they differ in one
+
+
+def spelled_like(name: str, passages: Sequence[str]) -> tuple[str, int]:
+    """The code name of the `passages` that `name` (a code name no document mentions) misspells, with
+    the index of the passage that has it; ("", -1) when none. Of the same make and at least
+    SPELLED_LIKE_RATIO alike, it has the words of `name` and more ("CARGO_GIT_FETCH_WITH_CLI" /
+    "CARGO_NET_GIT_FETCH_WITH_CLI"), or one word spelled otherwise ("tests/vg_runtest" /
+    "tests/vg_regtest"); not another word in its place ("request.client.ip" / "request.client.port")."""
+    from difflib import SequenceMatcher
+
+    if not any(c.isalnum() for c in name) or not _marks(name) and not any(c.isupper() for c in name[1:]):
+        return "", -1  # a plain word is no code name
+    best: tuple[float, str, int] = (SPELLED_LIKE_RATIO, "", -1)
+    for pi, passage in enumerate(passages):
+        for other in sorted({n.text for n in namelib.names(passage) if n.kind == "code"}):
+            if _marks(other) != _marks(name) or namelib.spelled_alike(other, name) or not _misspelt(name, other):
+                continue
+            ratio = SequenceMatcher(None, name.lower(), other.lower()).ratio()
+            if ratio > best[0] or (ratio == best[0] and not best[1]):
+                best = (ratio, other, pi)
+    return best[1], best[2]
+
+
+def _misspelt(name: str, other: str) -> bool:
+    """Whether `other` has every word of `name` and more, or differs from it in one word spelled alike."""
+    from collections import Counter
+    from difflib import SequenceMatcher
+
+    mine, theirs = Counter(_parts(name)), Counter(_parts(other))
+    if not mine - theirs:
+        return bool(theirs - mine)
+    lost, found = list((mine - theirs).elements()), list((theirs - mine).elements())
+    return (len(lost) == len(found) == 1
+            and SequenceMatcher(None, lost[0], found[0]).ratio() >= SPELLED_LIKE_PART)
+
+
+def _parts(name: str) -> list[str]:
+    """The words a code name is made of, lower-cased: ["cmake", "build", "type"] for "CMAKE_BUILD_TYPE"."""
+    return [p for p in re.split(r"[\W_]+", name.lower()) if p]
 
 
 def heading_rival(name: str, passage: str, claim: str) -> str:

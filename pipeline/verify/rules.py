@@ -154,8 +154,8 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
     """The rules, in order; the first that applies decides.
 
     1. No evidence sentence at all → UNSUPPORTED.
-    2. A name no document mentions, where the aligned evidence has another name in its place →
-       CONTRADICTED, quoting the evidence's name.
+    2. A name no document mentions, where the aligned evidence (or the sentence the claim restates)
+       has another name in its place → CONTRADICTED, quoting the evidence's name and its sentence.
     3. A name no document mentions → UNSUPPORTED ("no document mentions `url_prefix`").
     4. A value (number, date, code) of the claim where the aligned evidence about it has another of
        the same kind → CONTRADICTED ("source says 2018").
@@ -179,8 +179,10 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
     middle = (options.supported_threshold + options.uncertain_threshold) / 2
     contradicted = min(p, CONTRADICTED_CONFIDENCE)
 
-    def verdict(label: Label, confidence: float, conflict: str = "", reason: str = "", unstated: str = "") -> PairScore:
-        return PairScore(label, confidence, conflict, a.sentence, a.evidence_index, method, unstated, reason)
+    def verdict(label: Label, confidence: float, conflict: str = "", reason: str = "", unstated: str = "",
+                at: tuple[str, int] = ("", -1)) -> PairScore:
+        sentence, index = at if at[0] else (a.sentence, a.evidence_index)  # `at`: the sentence to quote
+        return PairScore(label, confidence, conflict, sentence, index, method, unstated, reason)
 
     def capped(confidence: float, reason: str, unstated: str = "") -> PairScore:
         """UNCERTAIN at most: the score held to the middle of the thresholds, UNSUPPORTED below them."""
@@ -195,14 +197,14 @@ def decide_one(a: Alignment, p: float, options: VerifyOptions, method: str = "de
     similarity = a.features.get("cos_best", 0.0)
     about = similarity >= CONFLICT_MIN_SIMILARITY
     if a.invented and a.name_rival and about and a.name == a.invented:
-        return verdict(Label.CONTRADICTED, contradicted, a.name_rival, f"source says {a.name_rival}")
+        return verdict(Label.CONTRADICTED, contradicted, a.name_rival, f"source says {a.name_rival}", at=a.rival_at)
     if a.invented:
         return verdict(Label.UNSUPPORTED, min(p, options.uncertain_threshold / 2),
                        reason=f"no document mentions {a.invented}", unstated=a.invented)
     if a.conflict and about and (a.conflict_kind == "number" or similarity >= ENTITY_CONTRADICTS_SIMILARITY):
         return verdict(Label.CONTRADICTED, contradicted, a.conflict, f"source says {a.conflict}")
     if a.name_rival and about:
-        return verdict(Label.CONTRADICTED, contradicted, a.name_rival, f"source says {a.name_rival}")
+        return verdict(Label.CONTRADICTED, contradicted, a.name_rival, f"source says {a.name_rival}", at=a.rival_at)
     if a.flip and about:
         return verdict(Label.CONTRADICTED, contradicted, a.flip, f"source says {a.flip}")
     if is_flipped(a):  # the source's direction word ("reduces"), or its negated sentence
