@@ -157,9 +157,11 @@ def _cut(c: _Candidate, hits: Sequence[Hit]) -> bool:
     return hits[c.hit].chunk.position > 0 and _item_span(c.chunk_units, c.order).start == 0
 
 
-# A sentence that opens with one of these leans on the sentence before it.
+# A sentence that opens with one of these, or has one for the subject after an opening condition
+# ("Even when overconstrained, this will still …"), leans on the sentence before it.
 # ("It is recommended to …" leans on nothing: its "it" stands for the clause that follows.)
-_LEANS_BACK = re.compile(r"^(?:(?:this|that|these|those|they|such)\b(?! (?:page|section|guide|document)\b)"
+_LEANS_BACK = re.compile(r"^(?:(?:even |only )?(?:when|if|once|after|before|while|unless)\b[^,.;:]{1,60},\s*)?"  # "Even when …, this will …"
+                         r"(?:(?:this|that|these|those|they|such)\b(?! (?:page|section|guide|document)\b)"
                          r"|it\b(?!(?:'s| is| was) (?:\w+ly )?(?:not )?(?:recommended|important|possible|necessary|advisable"
                          r"|required|best|worth|useful|helpful|common|easy|hard|difficult|good|better|safe|likely|unlikely"
                          r"|expected|suggested|preferred|encouraged|essential|critical)\b))", re.I)

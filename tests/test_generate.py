@@ -262,6 +262,17 @@ def test_a_nested_list_is_led_by_the_item_it_is_nested_in(fake_embedder):
     assert "Lock down the CI: [1]\nLock down the CI to prevent public access, ping a member of" in answer
 
 
+def test_a_sentence_whose_subject_points_back_after_a_condition_brings_the_one_before(fake_embedder):
+    text = ("Security stewards are nominated through an issue in the TSC repository. Once approved, they are "
+            "given access to all of the resources needed to carry out the release steps.\n\n"
+            "Release notes are written by the releaser.\n")
+    chunk = Chunk(id="c0", doc_id="kb:sec", text=text, context_text=text, title="Security", path="sec.md", headings=())
+    hits = [Hit(chunk=chunk, score=1.0)]
+    answer = generate_extractive("Once approved, are they given access to the resources needed to carry out the release "
+                                 "steps?", hits, number_sources(hits)[1], fake_embedder, sentences=1)
+    assert answer.startswith("Security stewards are nominated through an issue in the TSC repository. [1] Once approved, they")
+
+
 def test_task_boxes_tables_of_contents_and_parentheses_are_not_quoted_as_text():
     from pipeline.prose import as_sentence
 
