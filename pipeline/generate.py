@@ -138,17 +138,17 @@ def _item_span(units: Sequence[Unit], order: int) -> range:
     return range(head, end)
 
 
-def _dangling(c: _Candidate) -> bool:
-    """A lead-in ("To see your pay stubs:") whose list or code is not in its chunk says nothing alone."""
-    return (c.text.endswith(":") and not c.unit.item and not c.unit.code
-            and not any(u.item and u.lead == c.order for u in c.chunk_units))
-
-
 def _without_its_block(c: _Candidate) -> bool:
     """Whether `c` ends on its colon with neither the code nor the list it announces in its chunk:
     of two copies of it, the one with them is quoted ("… in the following format:" and the format)."""
     return (c.text.endswith(":") and not c.unit.code
             and not any(u.item and u.lead == c.order for u in c.chunk_units))
+
+
+def _dangling(c: _Candidate) -> bool:
+    """A lead-in ("To see your pay stubs:") whose list or code is not in its chunk says nothing alone.
+    (A list item that does still says what it is: "Every five minutes the queue will do the following:".)"""
+    return not c.unit.item and _without_its_block(c)
 
 
 def _cut(c: _Candidate, hits: Sequence[Hit]) -> bool:
