@@ -120,7 +120,8 @@ def term_label(term: str) -> str:
     user's site.", but a term that is a sentence of its own ("Download a package supporting several
     ABIs." over "This is useful when …") is followed by its text as the next sentence, never by ".:"."""
     prose = re.sub(r"`[^`]*`", "", term)  # "`--skip=a,b,...`" is code, not a sentence's end
-    return f"{term} " if re.search(r"[.!?][*_)\"']*$", prose.rstrip()) else f"{term}: "
+    # (a term that already ends on its colon gets none more; an ellipsis, as in "spec…", ends no sentence)
+    return f"{term} " if re.search(r"[.!?:][\"'”’)\]]*$", prose.rstrip()) else f"{term}: "
 
 
 def lead(label: str, rendered: list[str]) -> list[str]:

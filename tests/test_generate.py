@@ -217,9 +217,8 @@ def test_markdown_escapes_of_plain_punctuation_are_not_quoted(fake_embedder):
     from pipeline.prose import as_sentence
 
     text = "You will only have 8 weeks of FMLA available until March 2023\\.\n"
-    chunk = Chunk(id="c0", doc_id="kb:fmla", text=text, context_text=text, title="FMLA", path="fmla.md", headings=())
-    hits = [Hit(chunk=chunk, score=1.0)]
-    answer = generate_extractive("How long is FMLA available?", hits, number_sources(hits)[1], fake_embedder)
+    hits, numbers = _hits(text)
+    answer = generate_extractive("How long is FMLA available?", hits, numbers, fake_embedder)
     assert answer == "You will only have 8 weeks of FMLA available until March 2023. [1]"
     unit = prose_units("Select 0 \\- Central Office, and `C:\\. \\-x` stays code, as does a\\_b.\n")[0]
     assert as_sentence(unit) == "Select 0 - Central Office, and `C:\\. \\-x` stays code, as does a\\_b."
@@ -229,21 +228,16 @@ def test_a_list_item_that_announces_a_block_is_shown_with_it(fake_embedder):
     text = ("Every org has a `developers` team that all users are added to.\n\n* Create a new team:\n\n"
             "```bash\nnpm team create <org:team>\n```\n\n* Add members to that team:\n\n"
             "```bash\nnpm team add <org:team> <user>\n```\n")
-    chunk = Chunk(id="c0", doc_id="kb:orgs", text=text, context_text=text, title="Orgs", path="orgs.md", headings=())
-    hits = [Hit(chunk=chunk, score=1.0)]
-    answer = generate_extractive("Can I add members to that team?", hits, number_sources(hits)[1], fake_embedder)
+    hits, numbers = _hits(text)
+    answer = generate_extractive("Can I add members to that team?", hits, numbers, fake_embedder)
     assert answer == "Add members to that team: [1]\n\n```bash\nnpm team add <org:team> <user>\n```"
 
 
 def test_of_two_copies_of_a_lead_in_the_one_with_its_block_is_quoted(fake_embedder):
     lead = "Public signing keys are provided at `registry-host.tld/-/npm/v1/keys` in the following format:\n"
-    cut = Chunk(id="c1", doc_id="kb:sig", text="Registries sign packages if:\n\n1. Signatures are provided.\n2. " + lead, context_text="",
-                title="Signatures", path="sig.md", headings=(), position=0)  # the chunk ends before the block
-    whole = Chunk(id="c2", doc_id="kb:sig", text="2. " + lead + '\n```\n{"keys": []}\n```\n\nKeys expire.\n', context_text="",
-                  title="Signatures", path="sig.md", headings=(), position=1)
-    hits = [Hit(chunk=cut, score=1.0), Hit(chunk=whole, score=0.9)]
-    answer = generate_extractive("Where are public signing keys provided, and in what format?", hits,
-                                 number_sources(hits)[1], fake_embedder)
+    hits, numbers = _hits("Registries sign packages if:\n\n1. Signatures are provided.\n2. " + lead,  # cut before its block
+                          "2. " + lead + '\n```\n{"keys": []}\n```\n\nKeys expire.\n')
+    answer = generate_extractive("Where are public signing keys provided, and in what format?", hits, numbers, fake_embedder)
     assert answer.startswith(lead.strip() + " [1]\n\n```\n{\"keys\": []}\n```")
 
 
@@ -255,9 +249,8 @@ def test_a_nested_list_is_led_by_the_item_it_is_nested_in(fake_embedder):
         ("Steps:", -1), ("Lock down the CI:", 0),
         ("Lock down the CI to prevent public access, ping a member of `@nodejs/jenkins-admins`.", 1),
         ("Release the builds", 0), ("Verify the CI is green.", 0)]  # an item not ending on its colon leads nothing
-    chunk = Chunk(id="c0", doc_id="kb:sec", text=text, context_text=text, title="Security", path="sec.md", headings=())
-    hits = [Hit(chunk=chunk, score=1.0)]
-    answer = generate_extractive("Who do I ping to lock down the CI?", hits, number_sources(hits)[1], fake_embedder)
+    hits, numbers = _hits(text)
+    answer = generate_extractive("Who do I ping to lock down the CI?", hits, numbers, fake_embedder)
     # the item says more than its lead-in, whose words it repeats: both are shown
     assert "Lock down the CI: [1]\nLock down the CI to prevent public access, ping a member of" in answer
 
@@ -266,10 +259,9 @@ def test_a_sentence_whose_subject_points_back_after_a_condition_brings_the_one_b
     text = ("Security stewards are nominated through an issue in the TSC repository. Once approved, they are "
             "given access to all of the resources needed to carry out the release steps.\n\n"
             "Release notes are written by the releaser.\n")
-    chunk = Chunk(id="c0", doc_id="kb:sec", text=text, context_text=text, title="Security", path="sec.md", headings=())
-    hits = [Hit(chunk=chunk, score=1.0)]
+    hits, numbers = _hits(text)
     answer = generate_extractive("Once approved, are they given access to the resources needed to carry out the release "
-                                 "steps?", hits, number_sources(hits)[1], fake_embedder, sentences=1)
+                                 "steps?", hits, numbers, fake_embedder, sentences=1)
     assert answer.startswith("Security stewards are nominated through an issue in the TSC repository. [1] Once approved, they")
 
 

@@ -113,8 +113,10 @@ def test_a_plain_text_readme_reads_double_dash_items_as_list_items():
 
 def test_a_definition_term_that_is_a_sentence_runs_into_its_text():
     page = ("<html><body><dl><dt>Run it twice.</dt><dd><p>It helps.</p></dd>"
-            "<dt><code>--x</code></dt><dd><p>Sets x.</p></dd><dt>Try again!</dt></dl></body></html>")
-    assert html_to_markdown(page)[0].split("\n\n") == ["Run it twice. It helps.", "`--x`: Sets x.", "Try again!"]
+            "<dt><code>--x</code></dt><dd><p>Sets x.</p></dd><dt><code>RUNNING_ON_VALGRIND</code>:</dt><dd><p>Returns 1.</p></dd>"
+            "<dt>Try again!</dt></dl></body></html>")
+    assert html_to_markdown(page)[0].split("\n\n") == [
+        "Run it twice. It helps.", "`--x`: Sets x.", "`RUNNING_ON_VALGRIND`: Returns 1.", "Try again!"]  # one colon, not two
 
 
 def test_plain_text_files_read_underlined_headings_as_headings():

@@ -12,7 +12,9 @@ which words are nouns); no I/O.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 
 from pipeline import names as namelib
 from pipeline.text import FUNCTION_WORDS, WORD, markdown_sentences, stem, words
@@ -199,8 +201,6 @@ def spelled_like(name: str, passages: Sequence[str]) -> tuple[str, int]:
     SPELLED_LIKE_RATIO alike, it has the words of `name` and more ("CARGO_GIT_FETCH_WITH_CLI" /
     "CARGO_NET_GIT_FETCH_WITH_CLI"), or one word spelled otherwise ("tests/vg_runtest" /
     "tests/vg_regtest"); not another word in its place ("request.client.ip" / "request.client.port")."""
-    from difflib import SequenceMatcher
-
     if not any(c.isalnum() for c in name) or not _marks(name) and not any(c.isupper() for c in name[1:]):
         return "", -1  # a plain word is no code name
     best: tuple[float, str, int] = (SPELLED_LIKE_RATIO, "", -1)
@@ -216,9 +216,6 @@ def spelled_like(name: str, passages: Sequence[str]) -> tuple[str, int]:
 
 def _misspelt(name: str, other: str) -> bool:
     """Whether `other` has every word of `name` and more, or differs from it in one word spelled alike."""
-    from collections import Counter
-    from difflib import SequenceMatcher
-
     mine, theirs = Counter(_parts(name)), Counter(_parts(other))
     if not mine - theirs:
         return bool(theirs - mine)
