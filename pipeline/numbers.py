@@ -298,9 +298,11 @@ def checkable(value: Value) -> bool:
 
 
 def as_written(text: str, value: Value) -> str:
-    """`value` as `text` writes it, with its unit word when one follows: "two weeks", "3-week", "$50"."""
+    """`value` as `text` writes it, with its unit word when one follows: "two weeks", "3-week", "$50";
+    not a function word ("pip 22.3 its version", "126 or 127": the word after is the unit that values
+    are compared by, not part of the value)."""
     found = re.match(rf"{re.escape(value.text)}[\s-]*{re.escape(value.unit[:3])}\w*", text[value.start:], re.I) \
-        if value.unit else None
+        if value.unit and value.unit not in FUNCTION_WORDS else None
     return found.group(0) if found else value.text
 
 

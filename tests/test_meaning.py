@@ -261,6 +261,11 @@ def test_a_negation_backed_by_another_evidence_sentence_is_no_flip():
 def test_quoted_values_and_concessions_are_no_negation():
     assert align.negated("Valid values are 'lax', 'strict' and 'none'.") is False
     assert align.negated("Set `none` to turn it off.") is False
+    # an example in parentheses is values too, and ", and not to the …" sets an alternative aside
+    assert align.negated("These options all default to the current system, and not to the most restrictive "
+                         "constraints (e.g. platform any, abi none, etc).") is False
+    assert align.negated("These options default to the most restrictive constraints (platform any, abi none).") is True
+    assert align.negated("It runs on Linux, and not on Windows.") is True  # no determiner: a statement about Windows
     assert align._negation_differs("You can still use GraphQL with Starlette via third-party libraries.",
                                    "Although GraphQL support is no longer built in, you can still use GraphQL "
                                    "with Starlette via 3rd party libraries.") is False
@@ -324,6 +329,21 @@ def test_a_clause_with_its_own_negation_keeps_it():
     ("The license comes from the init-license config, whose default is MIT.",
      'Config Settings > init-license * Default: "ISC" * Type: String', "init-license=ISC"),
     ("Retries are set by fetch-retries, which defaults to 2.", "Config Settings > fetch-retries * Default: 2", ""),
+    # "it" is the option the claim names before; its own item of a list of options gives the default
+    ("The historySize option sets how many lines are kept, and it defaults to 50.",
+     "* `history` {string[]} Initial list of history lines.\n    Default: `[]`.\n\n* `historySize` {number} Maximum "
+     "number of history lines retained.\n    Default: `30`.\n\n* `prompt` {string} Default: `'> '`.", "historySize=30"),
+    ("The historySize option sets how many lines are kept, and it defaults to 50.",
+     "* `historySize` {number} Maximum number of history lines retained.\n\n* `prompt` {string} Default: `'> '`.",
+     ""),  # its item gives no default: another item's is not its
+    ("The NODE_REPL_HISTORY_SIZE variable controls how many lines are kept and defaults to 500.",
+     "* `NODE_REPL_HISTORY`: The path to the history file. Default: `'.node_repl_history'`.\n* `NODE_REPL_HISTORY_SIZE`:"
+     " Controls how many lines of history will be persisted. Must be a positive number. Default: `1000`.",
+     "NODE_REPL_HISTORY_SIZE=1000"),  # "… and defaults to": the one option the claim names
+    ("The historySize option sets how many lines are kept, and it defaults to 50.",
+     "Default: `[]`. * `historySize` {number} Maximum number of history lines retained.", ""),  # the item before's
+    ("The `history` and `historySize` options are kept together, and it defaults to 50.",
+     "* `historySize` {number} Maximum number of history lines retained.\n    Default: `30`.", ""),  # which is "it"?
     # a leading-underscore name in the same place as the source's
     ("npm keeps its cache in a directory named _logs inside the cache folder.",
      "npm stores cache data in an opaque directory within the configured cache, named _cacache.", "_cacache"),
@@ -491,6 +511,16 @@ def test_an_example_option_or_output_key_given_another_value_is_the_examples_val
     synopsis = "`--leak-check=<no|summary|yes|full>` and `--kinds=<set> [default: definite,possible]`"
     assert rivals.value_swapped("Use --leak-check=full, and --kinds (definite,possible by default).", synopsis) == ("", "")
     assert rivals.value_swapped("Pass --content Bucket=...,Key=layer.zip.", "--content Bucket=layers-123,Key=layer.zip") == ("", "")
+
+
+def test_an_option_no_document_has_given_an_examples_value_is_the_examples_option_swapped():
+    example = "The following example deletes the configuration for the GREEN alias.\n```\naws lambda delete-config " \
+              "--function-name my-function --qualifier GREEN\n```"
+    assert rivals.value_swapped("Name the alias with --alias GREEN.", example) == ("--alias", "--qualifier")
+    assert rivals.value_swapped("Name the alias with --qualifier GREEN.", example) == ("", "")  # the example's own
+    assert rivals.value_swapped("Name the alias with --alias BLUE.", example) == ("", "")  # no option takes BLUE
+    both = example + "\n```\naws lambda get-config --function-name GREEN\n```"
+    assert rivals.value_swapped("Name the alias with --alias GREEN.", both) == ("", "")  # which option is meant?
 
 
 def test_a_condition_after_the_statement_runs_to_the_end_of_the_sentence():
@@ -1219,3 +1249,18 @@ def test_two_items_of_an_ordered_list_named_the_other_way_round_are_a_reversed_o
     # a list given in no particular order orders nothing
     assert roles.list_order_reversed("It reads the tool.toml file first, then the command-line flag.",
                                      [listed[0].replace("The order in which settings are looked up is", "Settings come from")]) == ""
+
+
+@pytest.mark.parametrize(("claim", "evidence", "quote"), [
+    ("These options default to the most restrictive value rather than to the current system or interpreter.",
+     "These options all default to the current system/interpreter, and not to the most restrictive constraints "
+     "(e.g. platform any).", "to the current system/interpreter, and not to the most restrictive constraints"),
+    ("These options default to the current system or interpreter rather than to the most restrictive value.",
+     "These options all default to the current system/interpreter, and not to the most restrictive constraints.", ""),
+    ("They land in the wheel cache rather than the HTTP cache.", "They land in pip's HTTP cache, not its wheel cache.",
+     "in pip's HTTP cache, not its wheel cache"),  # "cache" is on both sides: the other words tell them apart
+    ("Use a token instead of a password.", "Use a password, not a token, when the registry asks.", "Use a password, not a token"),
+    ("Use a token instead of a password.", "Tokens are kept in the keychain, not in a file.", ""),  # another matter
+])
+def test_keeping_what_the_source_sets_aside_is_a_flip(claim, evidence, quote):
+    assert roles.alternative_reversed(claim, [evidence]) == quote

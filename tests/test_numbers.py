@@ -99,6 +99,14 @@ def test_a_unit_of_time_behind_modifiers_is_the_unit(text, unit):
     assert extract_values(text)[0].unit == unit
 
 
+@pytest.mark.parametrize(("text", "written"), [
+    ("in pip 22.3 its version was bumped", "22.3"), ("bumped to 1 and the format declared stable", "1"),
+    ("exits with 126 or 127 error codes", "126"), ("limited to 5 files and 2 folders", "5 files"),
+])
+def test_a_function_word_after_a_number_is_not_quoted_with_it(text, written):
+    assert as_written(text, extract_values(text)[0]) == written
+
+
 def test_a_keyword_argument_names_its_numbers_unit():
     values = extract_values("request.form(max_files=1000, max_fields=1000) and timeout = 30")
     assert [(v.value, v.unit) for v in values] == [(1000, "file"), (1000, "field"), (30, "timeout")]

@@ -265,6 +265,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
     a.flip = (flips.flipped(claim, about) or roles.swapped(claim, about) or roles.reversed_order(claim, about)
               or roles.preference_reversed(claim, about) or roles.antonyms_swapped(claim, about) or roles.precedence_reversed(claim, about)
               or roles.sequence_reversed(claim, about) or roles.list_order_reversed(claim, about)
+              or roles.alternative_reversed(claim, about)
               or polarity.condition_flipped(claim, about) or polarity.restriction_flipped(claim, about)
               or polarity.default_flipped(claim, about) or polarity.state_flipped(claim, about)
               or polarity.past_flipped(claim, about))

@@ -36,7 +36,8 @@ ANSWER_WORD = re.compile(r"^\s*(?:no|yes|neither(?:,? necessarily)?|both|not alw
 # a bound ("no more than 72 characters"), and a "not" that sets an alternative aside after a comma, as
 # "rather than" does ("They land in pip's HTTP cache, not its wheel cache": they land somewhere).
 NOT_NEGATING = re.compile(r"\b(?:no matter|not only|(?:no|not|never(?: \w+){0,2}) (?:more|less|fewer|later|earlier|longer|greater|sooner) than)\b"
-                          r"|(?<=, )not(?= (?:the|its|a|an|their|your|our|his|her|this|that|these|those)\b)",
+                          r"|(?:(?<=, )|(?<=, and ))not(?= (?:(?:to|in|on|for|from|at|with|by|as) )?"
+                          r"(?:the|its|a|an|their|your|our|his|her|this|that|these|those)\b)",
                           re.IGNORECASE)
 # An exception after a negation makes it a restriction: "never needed for any reason other than X" says
 # "only needed for X", so neither side of it is a flip of the other.
@@ -326,7 +327,8 @@ def _in_quotes(token) -> bool:
 def _idiom(token) -> bool:
     """Whether a negation word is part of an idiom that negates nothing (`NOT_NEGATING`)."""
     following = " ".join(t.lower_ for t in token.doc[token.i + 1:token.i + 5])
-    before = ", " if token.i > 0 and token.doc[token.i - 1].text == "," else ""
+    previous = [t.text.lower() for t in token.doc[max(0, token.i - 2):token.i]]
+    before = ", " if previous[-1:] == [","] else ", and " if previous == [",", "and"] else ""
     return bool(NOT_NEGATING.match(f"{before}{token.lower_} {following}", len(before)))
 
 

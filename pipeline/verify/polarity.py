@@ -42,7 +42,9 @@ def direction(text: str) -> int:
 
 # A quoted word or code is a value, not a negation: "values are 'lax' and 'none'", "`f(reason=None)`".
 # (A phrase in double quotes stays: an answer may repeat "405 Method not allowed" without its quotes.)
-_QUOTED = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)|(?<!\w)'[^'\s]{1,30}'")
+# So is what a parenthesis gives as an example: "(e.g. platform any, abi none, etc)".
+_QUOTED = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)|(?<!\w)'[^'\s]{1,30}'"
+                     r"|\((?:e\.g\.|i\.e\.|eg\b|for example|for instance|such as)[^()\n]{0,200}\)", re.IGNORECASE)
 
 
 # Words that negate nothing where they stand: inside a code name ("SCHED_NONE", "ERR_PACKAGE_PATH_NOT_EXPORTED"),

@@ -256,24 +256,59 @@ _DEFAULTS_TO = re.compile(r"`?([A-Za-z_][\w.-]*)`?(?:\s+(?:option|argument|param
 _DEFAULT_FIELD = re.compile(r"(?<![\w-])Default:\s*[\"'`]?([^\"'`\s,;]+)")
 
 
+# Where a list item or a paragraph ends: a blank line, or the next line's bullet.
+_ITEM_END = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*[*+-][ \t])")
+
+
+def _item_field(name: str, text: str) -> re.Match | None:
+    """The one "Default: …" field of the list item (or paragraph) of `text` that opens with `name`."""
+    for part in _ITEM_END.split(text):
+        opening = part.lstrip(" \t\n*+-")
+        if re.match(rf"`?{re.escape(name)}`?(?![\w.-])", opening) and len(_DEFAULT_FIELD.findall(part)) == 1:
+            return _DEFAULT_FIELD.search(part)
+    return None
+
+
 def _default_rival(claim: str, sentence: str, fields_only: bool = False) -> tuple[str, str]:
     """(the claim's default, the source's) when the claim says a named option defaults to one value
     and the sentence gives it another, in a signature ("follow_symlink=False"), in words
     ("`follow_symlink` … Defaults to `False`"), or as the one "Default: …" field of a text that names
     the option (a reference page's section); `fields_only`: that last way only. ('', '') otherwise."""
-    for m in _DEFAULTS_TO.finditer(claim):
-        name, value = m.group(1), m.group(2).strip("'\"").lower()
-        if "_" not in name and not name[:1].islower():
+    for name, written in _claimed_defaults(claim):
+        value = written.strip("'\"").lower()
+        if not name or "_" not in name and not name[:1].islower():
             continue  # only an option's code name counts ("samesite", "check_dir"); "It defaults to …" names none
         patterns = () if fields_only else (rf"(?<![\w.]){re.escape(name)}\s*=\s*([^,)\s]+)",
                                            rf"`{re.escape(name)}`[^\n]*?[Dd]efaults? to `?([^`\s,;]+?)`?(?=[\s,;)]|\.?$|\.\s)")
         found = [f for pattern in patterns if (f := re.search(pattern, sentence))]
-        if not found and namelib.mentions(name, sentence) and len(_DEFAULT_FIELD.findall(sentence)) == 1:
-            found = [_DEFAULT_FIELD.search(sentence)]  # the option's section: "init-license * Default: "ISC""
+        field = _DEFAULT_FIELD.search(sentence)
+        if not found and field and len(_DEFAULT_FIELD.findall(sentence)) == 1 \
+                and namelib.mentions(name, sentence[:field.start()]):
+            found = [field]  # the option's section: "init-license * Default: "ISC"" (not the item before it)
+        elif not found and (field := _item_field(name, sentence)):
+            found = [field]  # the option's own item of a list of options: "* `historySize` {number} … Default: `30`."
         for f in found:
             if f.group(1).strip("'\"`").lower() != value:
-                return m.group(2), f"{name}={f.group(1).strip('`')}"
+                return written, f"{name}={f.group(1).strip('`')}"
     return "", ""
+
+
+_DEFAULT_VALUE = re.compile(r"\bdefaults?\s+(?:to|is)\s+`?([\w.'\"/-]+?)`?(?=[\s,;:)]|\.?$|\.\s)")
+
+
+def _claimed_defaults(claim: str) -> list[tuple[str, str]]:
+    """(the option, its default as written) for each default the claim gives: the name right before
+    "defaults to" ("the follow_symlink option defaults to True"), else, for "it defaults to 50" or
+    "… and defaults to 500", the one code name the claim gives before it ("" when none or several)."""
+    named = {m.start(2): m.group(1) for m in _DEFAULTS_TO.finditer(claim)}
+    found = []
+    for m in _DEFAULT_VALUE.finditer(claim):
+        name = named.get(m.start(1), "")
+        if not name or name.lower() in FUNCTION_WORDS:  # "it defaults to", "and defaults to"
+            options = {n.text for n in namelib.names(claim[:m.start()]) if n.kind == "code"}
+            name = options.pop() if len(options) == 1 else ""
+        found.append((name, m.group(1)))
+    return found
 
 
 def _context_score(left: list[str], right: list[str], r_left: list[str], r_right: list[str]) -> int:
@@ -437,4 +472,18 @@ def value_swapped(claim: str, passage: str) -> tuple[str, str]:
             continue
         (their,) = theirs.values()
         return value, f"{key} {their}" if key.startswith("--") else f"{key}: {their}"
+    return _option_swapped(claim, passage, examples)
+
+
+def _option_swapped(claim: str, passage: str, examples: dict[str, dict[str, str]]) -> tuple[str, str]:
+    """(the claim's option, the evidence's) where the claim gives a value of the passage's examples to an
+    option the passage never has, and one other option of the examples takes that value: "--alias GREEN"
+    where the example runs "--qualifier GREEN". ('', '') otherwise."""
+    for m in _OPTION_VALUE.finditer(claim):
+        option, value = m.group(1), m.group(2).rstrip(".:")
+        if not _value_like(value) or _PLACEHOLDER.search(value) or namelib.mentions(option, passage):
+            continue
+        keys = [k for k, values in examples.items() if k.startswith("--") and value.lower() in values]
+        if len(keys) == 1:
+            return option, keys[0]
     return "", ""

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pipeline import names as namelib
-from pipeline.text import FUNCTION_WORDS, content_stems, stem, words
+from pipeline.text import FUNCTION_WORDS, WORD, content_stems, stem, words
 from pipeline.verify.meaning import (
     _LIGHT,
     ANSWER_WORD,
@@ -384,3 +384,41 @@ def _span(sentence: str, first: str, second: str) -> str:
     that appear earlier")."""
     m = re.search(rf"\b{first}\b.*?\b{second}\b", sentence, re.IGNORECASE | re.DOTALL)
     return m.group(0) if m else sentence
+
+
+# What keeps one thing and sets another aside: "A rather than B", "A instead of B", "A, and not B".
+_SET_ASIDE = re.compile(r"\s+(?:rather than|instead of)\s+|,\s+(?:and\s+)?not\s+", re.IGNORECASE)
+_SIDE_END = re.compile(r"[.;:!?]\s|\s\(|[.;:!?]?$|,\s")  # a side runs to its clause's end (or an aside)
+
+
+def alternative_reversed(claim: str, sentences: Iterable[str]) -> str:
+    """The evidence's words where it keeps what the claim sets aside and sets aside what it keeps:
+    "defaults to the most restrictive value rather than to the current system" against "default to the
+    current system/interpreter, and not to the most restrictive constraints". Each side is its own
+    content words (the kept side: as many of the last words before the connector as the set-aside side
+    has) less those both sides have ("the wheel cache rather than the HTTP cache"), and neither side
+    may share a word with the same side of the other text. '' otherwise."""
+    mine = _alternatives(ANSWER_WORD.sub("", claim))
+    for sentence in sentences:
+        for kept, aside, quote in _alternatives(sentence):
+            for my_kept, my_aside, _ in mine:
+                if my_kept & aside and my_aside & kept and not my_kept & kept and not my_aside & aside:
+                    return quote
+    return ""
+
+
+def _alternatives(text: str) -> list[tuple[set[str], set[str], str]]:
+    """(the kept side's stems, the set-aside side's, the words from one to the other) per connector."""
+    out = []
+    for m in _SET_ASIDE.finditer(text):
+        end = (found.start() if (found := _SIDE_END.search(text, m.end())) else len(text))
+        aside = content_stems(words(text[m.end():end]))
+        before = [(w.start(), stem(w.group(0).lower())) for w in WORD.finditer(text[:m.start()])
+                  if len(w.group(0)) > 2 and w.group(0).lower() not in FUNCTION_WORDS]
+        kept = before[-len(aside):] if aside else []
+        if kept:  # quoted from up to three words before the kept side, in its clause
+            lead = [w.start() for w in WORD.finditer(text[:kept[0][0]])][-3:]
+            start = next((at for at in lead if not re.search(r"[.;:!?,]", text[at:kept[0][0]])), kept[0][0])
+            mine, other = {s for _, s in kept}, set(aside)  # the words that tell the sides apart
+            out.append((mine - other, other - mine, text[start:end].strip()))
+    return out
