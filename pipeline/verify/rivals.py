@@ -3,7 +3,8 @@ Google Meet" / "in Microsoft Teams", "nodejs/build" / "nodejs/admin"), the class
 titled by, an option's default the source gives otherwise ("follow_symlink=False"), the code name
 a source writes where a claim has a plain word ("the `console` pool" / "the interactive pool"), a
 list with one item swapped, an example's option or output key given another value
-("--invocation-type Event", "MemorySize": 128), and, for a name no document mentions, the one in the
+("--invocation-type Event", "MemorySize": 128) or an option given the value another has there
+("--alias GREEN" / "--qualifier GREEN"), and, for a name no document mentions, the one in the
 sentence the claim restates or the one it misspells ("CARGO_NET_GIT_FETCH_WITH_CLI"). `rival_in_place`
 tries them in turn. String rules over `pipeline.names` (the list rule also asks the cached parse
 which words are nouns); no I/O.
@@ -273,7 +274,8 @@ def _default_rival(claim: str, sentence: str, fields_only: bool = False) -> tupl
     """(the claim's default, the source's) when the claim says a named option defaults to one value
     and the sentence gives it another, in a signature ("follow_symlink=False"), in words
     ("`follow_symlink` … Defaults to `False`"), or as the one "Default: …" field of a text that names
-    the option (a reference page's section); `fields_only`: that last way only. ('', '') otherwise."""
+    the option before it (a reference page's section) or of the list item that opens with it
+    (`_item_field`); `fields_only`: those last ways only. ('', '') otherwise."""
     for name, written in _claimed_defaults(claim):
         value = written.strip("'\"").lower()
         if not name or "_" not in name and not name[:1].islower():
@@ -457,7 +459,8 @@ def value_swapped(claim: str, passage: str) -> tuple[str, str]:
     """(the claim's value, the evidence's key and value) where the claim gives an option or an output key
     of the passage's examples a value the passage never has: "--invocation-type Asynchronous" where the
     example runs "--invocation-type Event", "a MemorySize of 1024" where its output has "MemorySize": 128.
-    ('', '') otherwise, and where the examples give that key more than one value."""
+    ('', '') otherwise, and where the examples give that key more than one value. An option no passage has,
+    given a value of the examples, is answered by the option that takes it there (`_option_swapped`)."""
     examples = _example_values(passage)
     if not examples:
         return "", ""

@@ -1,7 +1,8 @@
 """Roles and order: where the evidence has a claim's predicate act on the other of two names ("npm
 ignores the .npmignore" / "the .gitignore is ignored"), or runs the claim's range the other way
 ("from left to right" / "from right to left"), puts the other side ahead ("command-specific sections
-override the global one"), or does two actions in the other order ("copies, then deletes"). Each
+override the global one"), does two actions in the other order ("copies, then deletes"), or keeps
+what the claim sets aside ("the current system, and not the most restrictive constraints"). Each
 check returns the words a footnote quotes, or ''.
 Reads spaCy parses (`pipeline.verify.meaning.parse`, cached) and plain strings; no I/O, no label."""
 
