@@ -554,6 +554,11 @@ def test_the_frame_of_a_statement_is_no_added_detail():
     # what the statement says of its subject is still read: a run outside the frame
     assert details.unstated_details("The wait between attempts is tuned by fetch-retry-factor, which the registry mirrors "
                                     "cache overnight.", [passage]) == "registry mirrors cache overnight"
+    # a subject clause ("One quirk kept for …") and a clause before a semicolon have their frame too
+    doc = meaning.parse("One quirk kept for compatibility is that -p means --package in npx.")
+    assert details._framing([doc[0], doc[1], doc[2]])
+    doc = meaning.parse("That behaviour is governed by policy CMP0077; when the policy is not set, CMake warns.")
+    assert details._framing([doc[1], doc[3]]) and not details._framing([doc[1], doc[3], doc[6]])  # "CMP0077": a name
 
 
 def test_a_list_is_read_whole_with_its_lead_in():

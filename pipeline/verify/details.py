@@ -118,11 +118,22 @@ def _framing(run: list) -> bool:
     words of its subject, with no number or name ("The wait between attempts is tuned by …", "One quirk
     kept for compatibility is …", "The starting version comes from …"): the answer's own way into what
     follows, which the checks on the rest judge; an added detail is what the statement says of it."""
-    root = run[0].sent.root
-    subjects = [c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass")]
+    root = _clause_root(run[0])
+    subjects = [c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "csubj", "aux", "auxpass")]
     beside = {w.i for c in subjects for d in c.subtree if d.dep_ in ("relcl", "acl", "appos") for w in d.subtree}
     frame = {root.i} | {w.i for c in subjects for w in c.subtree if w.i not in beside}  # "the tool, which came from X, …"
-    return all(t.i in frame for t in run) and not any(t.like_num or t.pos_ in ("NUM", "PROPN") for t in run)
+    frame -= {w.i for c in subjects if c.dep_ == "csubj" for w in c.subtree if w.dep_ in ("dobj", "pobj")}  # "What triggers the build is …"
+    # a number in digits or a name is a detail; a counting word ("One quirk …") is the frame's, as for values
+    return all(t.i in frame for t in run) and not any(any(ch.isdigit() for ch in t.text) or t.pos_ == "PROPN" for t in run)
+
+
+def _clause_root(token):
+    """The head of the independent clause `token` stands in: its sentence's root, or a clause joined to
+    it by a semicolon or a colon, which spaCy hangs below the other ("That behaviour is governed by
+    …; when …, CMake warns": "governed")."""
+    while token.dep_ not in ("ROOT", "ccomp", "parataxis") and token.head is not token:
+        token = token.head
+    return token
 
 
 def _explains(verb) -> bool:
