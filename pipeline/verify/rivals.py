@@ -264,9 +264,9 @@ _ITEM_END = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*[*+-][ \t])")
 def _item_field(name: str, text: str) -> re.Match | None:
     """The one "Default: …" field of the list item (or paragraph) of `text` that opens with `name`."""
     for part in _ITEM_END.split(text):
-        opening = part.lstrip(" \t\n*+-")
-        if re.match(rf"`?{re.escape(name)}`?(?![\w.-])", opening) and len(_DEFAULT_FIELD.findall(part)) == 1:
-            return _DEFAULT_FIELD.search(part)
+        fields = list(_DEFAULT_FIELD.finditer(part))
+        if len(fields) == 1 and re.match(rf"`?{re.escape(name)}`?(?![\w.-])", part.lstrip(" \t\n*+-")):
+            return fields[0]
     return None
 
 
@@ -283,10 +283,9 @@ def _default_rival(claim: str, sentence: str, fields_only: bool = False) -> tupl
         patterns = () if fields_only else (rf"(?<![\w.]){re.escape(name)}\s*=\s*([^,)\s]+)",
                                            rf"`{re.escape(name)}`[^\n]*?[Dd]efaults? to `?([^`\s,;]+?)`?(?=[\s,;)]|\.?$|\.\s)")
         found = [f for pattern in patterns if (f := re.search(pattern, sentence))]
-        field = _DEFAULT_FIELD.search(sentence)
-        if not found and field and len(_DEFAULT_FIELD.findall(sentence)) == 1 \
-                and namelib.mentions(name, sentence[:field.start()]):
-            found = [field]  # the option's section: "init-license * Default: "ISC"" (not the item before it)
+        fields = list(_DEFAULT_FIELD.finditer(sentence))
+        if not found and len(fields) == 1 and namelib.mentions(name, sentence[:fields[0].start()]):
+            found = fields  # the option's section: "init-license * Default: "ISC"" (not the item before it)
         elif not found and (field := _item_field(name, sentence)):
             found = [field]  # the option's own item of a list of options: "* `historySize` {number} … Default: `30`."
         for f in found:

@@ -412,7 +412,7 @@ def _alternatives(text: str) -> list[tuple[set[str], set[str], str]]:
     """(the kept side's stems, the set-aside side's, the words from one to the other) per connector."""
     out = []
     for m in _SET_ASIDE.finditer(text):
-        end = (found.start() if (found := _SIDE_END.search(text, m.end())) else len(text))
+        end = _SIDE_END.search(text, m.end()).start()  # the pattern matches at the text's end at the latest
         aside = content_stems(words(text[m.end():end]))
         before = [(w.start(), stem(w.group(0).lower())) for w in WORD.finditer(text[:m.start()])
                   if len(w.group(0)) > 2 and w.group(0).lower() not in FUNCTION_WORDS]
