@@ -256,6 +256,13 @@ def test_a_negation_backed_by_another_evidence_sentence_is_no_flip():
     # a negated detail the evidence never states is an added detail, not a flip
     assert align._negation_differs("You don't need receipts for meals, which a per diem covers.",
                                    "You get a flat-rate per diem for meals.") is False
+    # … and so is one whose predicate only a sentence about something else states: that sentence must
+    # hold most of the negated clause's words ("file" alone does not state "won't produce the file")
+    claim = "It is only implemented by the Makefile generators, so Visual Studio won't produce the file."
+    aligned = "This option is implemented only by Makefile Generators."
+    elsewhere = "If enabled, it generates a JSON file listing the compiler calls. Visual Studio will produce the file too."
+    assert align._negation_differs(claim, aligned, [aligned, "If enabled, generates a `compile_commands.json` file."]) is False
+    assert align._negation_differs(claim, aligned, [aligned, elsewhere]) is True
 
 
 def test_quoted_values_and_concessions_are_no_negation():
@@ -293,6 +300,9 @@ def test_a_flipped_need_is_still_a_flip():
     ("You can request one box a year of business cards.", "one box a year"),
     ("Backups are kept for 30 days, then moved to tape.", "moved to tape"),  # an action joined to the statement
     ("The docs recommend sending the request form to your supervisor.", ""),  # attributing it to the documents adds nothing
+    ("In general, by contrast, you send the request form to your supervisor.", ""),  # discourse phrases
+    ("The decorator lets you pick a redirect parameter.", ""),  # a permission's frame
+    ("Backups are kept for 30 days in cold storage.", "cold storage"),
 ])
 def test_unstated_details_are_things_and_quantities_not_reworded_actions(claim, unstated):
     passages = ["Send the request form to your supervisor. The decorator takes a redirect parameter. "
@@ -1269,3 +1279,19 @@ def test_two_items_of_an_ordered_list_named_the_other_way_round_are_a_reversed_o
 ])
 def test_keeping_what_the_source_sets_aside_is_a_flip(claim, evidence, quote):
     assert roles.alternative_reversed(claim, [evidence]) == quote
+
+
+def test_words_of_an_identifier_are_stated_by_it():
+    passage = ["This option does not work well with the `UNITY_BUILD` target property."]
+    assert [t.text for t in details.unstated_words("It doesn't work well with unity builds.", passage)] == []
+    assert [t.text for t in details.unstated_words("It doesn't work well with header builds.", passage)] == ["header"]
+
+
+def test_a_name_the_evidence_states_elsewhere_is_not_swapped_in_place():
+    claim = "For each layer the output lists a LatestMatchingVersion entry with the version number."
+    sentence = "The example displays a Lambda layer version with its number."
+    candidates = [(sentence, 0, 0.8)]
+    found = rivals.rival_in_place(claim, [], sentence, 0, [sentence], candidates, [sentence], [sentence])
+    assert found[:2] == ("LatestMatchingVersion", "Lambda")
+    cited = '```\n{"LatestMatchingVersion": {"Version": 2}}\n```'  # the cited chunk's example has it
+    assert rivals.rival_in_place(claim, [], sentence, 0, [sentence], candidates, [sentence], [sentence, cited])[:2] == ("", "")

@@ -22,6 +22,10 @@ _GENERIC = frozenset(
     "directly specifically particular certain various different several other another following like "
     "want need mean means make makes made get gets give gives given take takes put puts use used uses using "
     "called call calls known name named available new first etc well one ones idea chance opportunity "
+    # … discourse phrases ("by contrast", "in general", "at the moment") and frames of a permission
+    # ("lets you pick", "allows you to")
+    "general contrast addition practice short fact moment summary comparison together "
+    "let lets letting allow allows allowing "
     # … and words that attribute a statement to the documents ("the docs suggest running …")
     "docs doc documentation documents say says suggest suggests recommend recommends recommended according "
     "mention mentions mentioned describe describes described manual manuals readme faq advice advise advises "
@@ -45,8 +49,9 @@ def unstated_words(claim: str, passages: Sequence[str], given: str = "") -> list
     known: set[str] = set(_EXAMPLE_WORDS) if any(FENCE.search(p) for p in passages) else set()
     for text in [*passages, given]:
         for w in words(text):
-            known.add(w)
-            known.add(stem(w))
+            for part in (w, *(w.split("_") if "_" in w else ())):  # "unity builds" names `UNITY_BUILD`
+                known.add(part)
+                known.add(stem(part))
     doc = parse(ANSWER_WORD.sub("", claim))  # "Not necessarily: …" answers the question; the claim follows
     content = [t for t in doc if t.pos_ in CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
                and any(c.isalpha() for c in t.text) and len(t.text) > 2]

@@ -178,8 +178,9 @@ def _unbacked(words: str, core: frozenset[str], sentences: Sequence[str]) -> boo
     """Whether the sentences that state a negated predicate (`core` lemmas) and most of its clause's
     `words` state it without a negation. False when no sentence states the predicate."""
     scope = content_words(words) - NEGATIONS
+    most = max(1, (len(scope) + 1) // 2)  # "Visual Studio won't produce the file" is not stated by "generates a … file"
     near = sorted(((len(scope & content_words(s)), s) for s in dict.fromkeys(sentences)), key=lambda x: -x[0])
-    about = [(n, s) for n, s in near[:12] if n and core & lemmas(s)]  # parse only the closest
+    about = [(n, s) for n, s in near[:12] if n >= most and core & lemmas(s)]  # parse only the closest
     if not about:
         return False
     best = [s for n, s in about if n == about[0][0]]

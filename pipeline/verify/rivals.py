@@ -39,9 +39,9 @@ def rival_in_place(claim: str, invented: Sequence[str], sentence: str, evidence_
     example's value swapped; then, for an invented name, the sentence the claim restates but for it,
     its section's heading, and a name of the evidence it misspells."""
     nowhere = ("", -1)
-    joined = " ".join(passages)
+    joined, everywhere = " ".join(passages), " ".join(evidence)
     for text in about or [sentence]:
-        name, rival = name_in_place(claim, joined, text)
+        name, rival = name_in_place(claim, everywhere, text)  # a name the cited chunk states is no swap
         if rival and name not in invented and namelib.spelled_alike(name, rival):
             continue  # "follow_symlinks" where the claim's "follow_symlink" is a documented name too
         if rival and any(namelib.mentions(name, s) for s in about if s is not text):
