@@ -49,7 +49,7 @@ def unstated_words(claim: str, passages: Sequence[str], given: str = "") -> list
     known: set[str] = set(_EXAMPLE_WORDS) if any(FENCE.search(p) for p in passages) else set()
     for text in [*passages, given]:
         for w in words(text):
-            for part in (w, *(w.split("_") if "_" in w else ())):  # "unity builds" names `UNITY_BUILD`
+            for part in {w, *w.split("_")} - {""}:  # "unity builds" names `UNITY_BUILD`
                 known.add(part)
                 known.add(stem(part))
     doc = parse(ANSWER_WORD.sub("", claim))  # "Not necessarily: …" answers the question; the claim follows

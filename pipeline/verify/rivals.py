@@ -276,6 +276,7 @@ def _default_rival(claim: str, sentence: str, fields_only: bool = False) -> tupl
     ("`follow_symlink` … Defaults to `False`"), or as the one "Default: …" field of a text that names
     the option before it (a reference page's section) or of the list item that opens with it
     (`_item_field`); `fields_only`: those last ways only. ('', '') otherwise."""
+    fields = list(_DEFAULT_FIELD.finditer(sentence))
     for name, written in _claimed_defaults(claim):
         value = written.strip("'\"").lower()
         if not name or "_" not in name and not name[:1].islower():
@@ -283,7 +284,6 @@ def _default_rival(claim: str, sentence: str, fields_only: bool = False) -> tupl
         patterns = () if fields_only else (rf"(?<![\w.]){re.escape(name)}\s*=\s*([^,)\s]+)",
                                            rf"`{re.escape(name)}`[^\n]*?[Dd]efaults? to `?([^`\s,;]+?)`?(?=[\s,;)]|\.?$|\.\s)")
         found = [f for pattern in patterns if (f := re.search(pattern, sentence))]
-        fields = list(_DEFAULT_FIELD.finditer(sentence))
         if not found and len(fields) == 1 and namelib.mentions(name, sentence[:fields[0].start()]):
             found = fields  # the option's section: "init-license * Default: "ISC"" (not the item before it)
         elif not found and (field := _item_field(name, sentence)):
