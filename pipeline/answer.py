@@ -279,19 +279,21 @@ class ClaimChecker:
                       if o.verify_method == "cosine" else None)  # the baseline compares whole chunks: reuse their vectors
             verdicts = verify_claims(claims, evidence, method=o.verify_method, embedder=p.embedder,
                                      options=o.verification, verifier=p.verifier, llm=p.llm, chunk_vectors=stored, invented=[[n.text for n in ns] for ns in unknown],
-                                     given=self.question, cited=[bool(numbers) for numbers in cites])
+                                     given=self.question, cited=[bool(numbers) for numbers in cites],
+                                     cited_passages=[len(ev) for ev in cited])
         verdicts = [dataclasses.replace(v, checked_against=("kb",)) for v in verdicts]
-        verdicts = self._with_wikipedia(claims, cites, evidence, unknown, verdicts)
+        verdicts = self._with_wikipedia(claims, cites, evidence, unknown, verdicts, [len(ev) for ev in cited])
         if o.verify_llm_second_opinion and p.llm is not None:  # UNCERTAIN claims only, one LLM call
             with self.timer.stage("verify"):
                 verdicts = second_opinion(verdicts, p.llm, supported_confidence=o.verification.supported_threshold)
         return verdicts
 
     def _with_wikipedia(self, claims: list[Claim], cites: list[tuple[int, ...]], evidence: list[list[Evidence]],
-                        unknown: list[list[Name]], verdicts: list[Verdict]) -> list[Verdict]:
+                        unknown: list[list[Name]], verdicts: list[Verdict], cited: list[int]) -> list[Verdict]:
         """The claims the knowledge base does not back, verified again with Wikipedia passages added.
         Wikipedia counts only for names that are not the team's own: a code identifier no document
-        mentions stays invented whatever Wikipedia says; a proper name its passages mention does not."""
+        mentions stays invented whatever Wikipedia says; a proper name its passages mention does not.
+        `cited`: how many of each claim's evidence passages, from the first, are the chunks it cites."""
         p, o = self.parts, self.parts.options
         if p.wiki is None or o.wikipedia == "off":
             return verdicts
@@ -308,7 +310,8 @@ class ClaimChecker:
             again = verify_claims([claims[i] for i in weak], [evidence[i] + extra[j] for j, i in enumerate(weak)],
                                   method=o.verify_method, embedder=p.embedder, options=o.verification,
                                   verifier=p.verifier, llm=p.llm,
-                                  invented=invented, given=self.question, cited=[bool(cites[i]) for i in weak])
+                                  invented=invented, given=self.question, cited=[bool(cites[i]) for i in weak],
+                                  cited_passages=[cited[i] for i in weak])
         verdicts = list(verdicts)
         for j, i in enumerate(weak):
             verdicts[i] = dataclasses.replace(again[j], checked_against=("kb", "wikipedia"))

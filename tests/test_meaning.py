@@ -1287,11 +1287,16 @@ def test_words_of_an_identifier_are_stated_by_it():
     assert [t.text for t in details.unstated_words("It doesn't work well with header builds.", passage)] == ["header"]
 
 
-def test_a_name_the_evidence_states_elsewhere_is_not_swapped_in_place():
+def test_a_name_the_cited_chunk_states_is_not_swapped_in_place():
     claim = "For each layer the output lists a LatestMatchingVersion entry with the version number."
     sentence = "The example displays a Lambda layer version with its number."
     candidates = [(sentence, 0, 0.8)]
     found = rivals.rival_in_place(claim, [], sentence, 0, [sentence], candidates, [sentence], [sentence])
     assert found[:2] == ("LatestMatchingVersion", "Lambda")
-    cited = '```\n{"LatestMatchingVersion": {"Version": 2}}\n```'  # the cited chunk's example has it
-    assert rivals.rival_in_place(claim, [], sentence, 0, [sentence], candidates, [sentence], [sentence, cited])[:2] == ("", "")
+    example = '```\n{"LatestMatchingVersion": {"Version": 2}}\n```'
+    evidence = [example, sentence]  # the chunk the claim cites comes first
+    assert rivals.rival_in_place(claim, [], sentence, 1, [sentence], [(sentence, 1, 0.8)], [sentence], evidence,
+                                 cited=1)[:2] == ("", "")  # the cited chunk's example has it
+    # … a search result that has it elsewhere is no cited chunk: the name in its place still counts
+    assert rivals.rival_in_place(claim, [], sentence, 1, [sentence], [(sentence, 1, 0.8)], [sentence], evidence,
+                                 cited=0)[:2] == ("LatestMatchingVersion", "Lambda")

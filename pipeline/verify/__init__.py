@@ -102,6 +102,7 @@ def verify_claims(
     invented: Sequence[Sequence[str]] | None = None,
     given: str = "",
     cited: Sequence[bool] | None = None,
+    cited_passages: Sequence[int] | None = None,
 ) -> list[Verdict]:
     """One Verdict per claim, judged against that claim's evidence list.
 
@@ -110,7 +111,8 @@ def verify_claims(
     no document of the knowledge base mentions (the caller looks them up: `Store.mentioned`);
     `given` is the question, whose words an answer may repeat without stating anything new; `cited`
     says, per claim, whether the answer cites a source for it (only a cited claim is held to its
-    sources' wording: see `align.analyse`).
+    sources' wording: see `align.analyse`); `cited_passages`, how many of its evidence passages, from the
+    first, are the chunks it cites (None: not known).
 
     `chunk_vectors` (chunk_id → stored, normalised embedding) lets the `cosine` method reuse
     knowledge-base vectors instead of re-embedding chunks; evidence sentences are embedded here.
@@ -122,7 +124,7 @@ def verify_claims(
         [c.text for c in claims], texts, method, embedder, options, verifier, llm,
         entities=[c.entities for c in claims],
         vectors=[[(chunk_vectors or {}).get(e.chunk_id) if e.chunk_id else None for e in ev] for ev in evidence],
-        invented=invented, given=given, cited=cited,
+        invented=invented, given=given, cited=cited, cited_passages=cited_passages,
     )
     verdicts = []
     for claim, ev, s in zip(claims, evidence, scores, strict=True):
@@ -134,12 +136,13 @@ def verify_claims(
 
 
 def _score(claims, evidences, method, embedder, options: VerifyOptions, verifier: TrainedVerifier | None, llm,
-           entities=None, vectors=None, invented=None, cited=None, given="") -> list[PairScore]:
+           entities=None, vectors=None, invented=None, cited=None, given="", cited_passages=None) -> list[PairScore]:
     if method not in METHODS:
         raise ValueError(f"unknown verify method {method!r}; expected one of {', '.join(METHODS)}")
     if method == "cosine":
         return _cosine(claims, evidences, embedder, options, vectors)
-    aligned = analyse(claims, evidences, embedder, entities=entities, invented=invented, given=given, cited=cited)
+    aligned = analyse(claims, evidences, embedder, entities=entities, invented=invented, given=given, cited=cited,
+                      cited_passages=cited_passages)
     # `default` uses the trained verifier when one is present and verifier_in_default holds
     # (decided on held-out figures, docs/verifier.md); `verify_method = "model"` uses it regardless.
     wants_model = method == "model" or (method != "combiner" and options.verifier_in_default)

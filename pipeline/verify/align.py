@@ -66,6 +66,7 @@ class Alignment:
     clause: str = ""  # a clause joined to the claim that no one evidence sentence states, beside other `extra`
     code_backed: bool = False  # every name and value of the claim is in one code example of its evidence
     cited: bool = False  # the answer attributes the claim to a source
+    cited_passages: int = 0  # how many of its evidence passages, from the first, are the chunks it cites
 
 
 def acronyms(text: str) -> dict[str, str]:
@@ -165,6 +166,7 @@ def analyse(
     invented: Sequence[Sequence[str]] | None = None,
     given: str = "",
     cited: Sequence[bool] | None = None,
+    cited_passages: Sequence[int] | None = None,
 ) -> list[Alignment]:
     """Align each claim with its best evidence sentence or window and compute the symbolic signals.
     `invented` lists, per claim, its names that no document of the knowledge base mentions (looked
@@ -174,7 +176,8 @@ def analyse(
     of their evidence: content no passage states (`extra`), and a number stated in the passages but
     not where the claim's matter is (`unconfirmed`). An uncited claim's evidence is a search result,
     whose silence on a detail says little (on the open claim sets, the added-detail signal fired for
-    as many true claims as false ones)."""
+    as many true claims as false ones). `cited_passages` gives, per claim, how many of its evidence
+    passages, from the first, are the chunks it cites: a name they state is no name swapped."""
     from pipeline.claims import load_nlp
 
     nlp = load_nlp()
@@ -185,7 +188,8 @@ def analyse(
     table = dict(zip(unique, embedder.encode_cached(unique), strict=True)) if unique else {}
     results: list[Alignment] = []
     for i, (claim, cands) in enumerate(zip(claims, candidates, strict=True)):
-        a = Alignment(claim, u=table[claim], cited=bool(cited and cited[i]))
+        a = Alignment(claim, u=table[claim], cited=bool(cited and cited[i]),
+                      cited_passages=cited_passages[i] if cited_passages else 0)
         if cands:
             sims = np.array([float(table[claim] @ table[t]) for t, _ in cands])
             order = np.argsort(-sims)
@@ -261,7 +265,7 @@ def _meaning(a: Alignment, evidence: Sequence[str], invented: list[str], given: 
     passages = list(dict.fromkeys(evidence[ei] for _, ei, _ in a.candidates[:MEANING_CANDIDATES] if 0 <= ei < len(evidence)))
     a.invented = invented[0] if invented else ""
     a.name, a.name_rival, a.rival_at = rivals.rival_in_place(claim, invented, a.sentence, a.evidence_index, about,
-                                                             a.candidates, passages, evidence)
+                                                             a.candidates, passages, evidence, a.cited_passages)
     a.flip = (flips.flipped(claim, about) or roles.swapped(claim, about) or roles.reversed_order(claim, about)
               or roles.preference_reversed(claim, about) or roles.antonyms_swapped(claim, about) or roles.precedence_reversed(claim, about)
               or roles.sequence_reversed(claim, about) or roles.list_order_reversed(claim, about)

@@ -30,18 +30,20 @@ _SITE_NOTE = re.compile(r" \((?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\)"
 
 def rival_in_place(claim: str, invented: Sequence[str], sentence: str, evidence_index: int, about: Sequence[str],
                    candidates: Sequence[tuple[str, int, float]], passages: Sequence[str],
-                   evidence: Sequence[str]) -> tuple[str, str, tuple[str, int]]:
+                   evidence: Sequence[str], cited: int = 0) -> tuple[str, str, tuple[str, int]]:
     """(the claim's name, the evidence's name in its place, and where that name is when not in the
     aligned `sentence`: (sentence, evidence index), else ("", -1)), or ("", "", ("", -1)). `about`: the
     aligned sentences the meaning checks read; `candidates`: all, as (text, evidence index, cosine);
-    `passages`: their evidence texts; `invented`: the claim's names that no document mentions. Tried in
+    `passages`: their evidence texts; `cited`: how many of `evidence`, from the first, are the chunks the
+    claim cites (a name they state is no swap); `invented`: the claim's names that no document mentions. Tried in
     turn: a name in place in an aligned sentence (`name_in_place`), one item of a list swapped, an
     example's value swapped; then, for an invented name, the sentence the claim restates but for it,
     its section's heading, and a name of the evidence it misspells."""
     nowhere = ("", -1)
-    joined, everywhere = " ".join(passages), " ".join(evidence)
+    joined = " ".join(passages)
+    stated = " ".join(dict.fromkeys([*passages, *evidence[:cited]]))  # a name the cited chunk states is no swap
     for text in about or [sentence]:
-        name, rival = name_in_place(claim, everywhere, text)  # a name the cited chunk states is no swap
+        name, rival = name_in_place(claim, stated, text)
         if rival and name not in invented and namelib.spelled_alike(name, rival):
             continue  # "follow_symlinks" where the claim's "follow_symlink" is a documented name too
         if rival and any(namelib.mentions(name, s) for s in about if s is not text):
