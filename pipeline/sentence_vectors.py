@@ -24,7 +24,7 @@ import numpy as np
 
 from pipeline.evidence import hit_to_evidence
 from pipeline.prose import prose_units
-from pipeline.text import markdown_sentences
+from pipeline.text import join_sentences, markdown_sentences
 from pipeline.types import Chunk, Hit
 from pipeline.verify.candidates import whole_list
 
@@ -39,7 +39,7 @@ def chunk_texts(chunk: Chunk) -> list[str]:
     every list with its lead-in (alignment's candidates), each once."""
     evidence = hit_to_evidence(Hit(chunk=chunk, score=0.0)).checked_text  # what the claim checker reads
     sentences = markdown_sentences(evidence) or [evidence]
-    windows = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
+    windows = [join_sentences(a, b) for a, b in zip(sentences, sentences[1:], strict=False)]
     lists = [whole for si, s in enumerate(sentences) if s.rstrip().endswith(":") and (whole := whole_list(sentences, si))]
     return list(dict.fromkeys([*(u.text for u in prose_units(chunk.text)), *sentences, *windows, *lists]))
 

@@ -58,7 +58,7 @@ FUNCTION_WORDS = frozenset(
 # --- negation: words that say something is not so ("not", "nothing"), and words that negate what
 # they govern ("without a receipt", "fails to start"); contractions ("don't") end in "n't"
 NEGATION_WORDS = frozenset("not no never none nobody nothing neither nor cannot".split())
-SELF_NEGATING = frozenset("without lack lacks lacking fail fails failed absence absent unable".split())
+SELF_NEGATING = frozenset("without lack lacks lacking fail fails failed absence absent unable unnecessary".split())
 NEGATIONS = NEGATION_WORDS | SELF_NEGATING
 
 
@@ -242,6 +242,14 @@ def markdown_lines(text: str) -> list[str]:
             out.append(line.strip())
         joinable = not (in_code or fence or line.lstrip().startswith(("#", "|")))
     return out
+
+
+def join_sentences(first: str, second: str) -> str:
+    """Two adjacent sentences as one text (a two-sentence window). A first that ends on a word, as a
+    heading or a label does ("Example 4: Sync … files that do not match"), is closed with a period, so
+    that the parser reads two statements and not one running on into the next."""
+    end = first.rstrip()[-1:]
+    return f"{first}. {second}" if end.isalnum() or end in ")*_" else f"{first} {second}"
 
 
 def markdown_sentences(text: str) -> list[str]:

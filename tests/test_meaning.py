@@ -1300,3 +1300,52 @@ def test_a_name_the_cited_chunk_states_is_not_swapped_in_place():
     # … a search result that has it elsewhere is no cited chunk: the name in its place still counts
     assert rivals.rival_in_place(claim, [], sentence, 1, [sentence], [(sentence, 1, 0.8)], [sentence], evidence,
                                  cited=0)[:2] == ("LatestMatchingVersion", "Lambda")
+
+
+def test_a_thing_called_block_and_a_fallback_have_no_direction():
+    assert align.direction("Freeing big blocks keeps small blocks in circulation.") == 0
+    assert align.direction("A larger queue catches more uses of freed blocks.") == 1  # "blocks" counted no down
+    assert align.direction("The call blocks the event loop.") == -1  # a verb still blocks
+    assert align.direction("npm falls back to the default branch.") == 0
+    assert align.direction("Names are lowercased; see the guide for more details.") == 0
+
+
+@pytest.mark.parametrize(("claim", "sentence", "differs"), [
+    # "except" is "unless" against a sentence with "unless": the same exception
+    ("A full install runs every rule except those marked OPTIONAL.",
+     "During a full install every rule runs unless it is marked OPTIONAL.", False),
+    ("A full install runs every rule, even those marked OPTIONAL.",
+     "During a full install every rule runs unless it is marked OPTIONAL.", True),
+    # "unnecessary … unless" says "only needed if"
+    ("You only need to call flush() if you called pause() earlier.",
+     "It is normally unnecessary to call flush() unless pause() had been called before.", False),
+    # an option's value is no negation
+    ("You can lift the cap with --error-limit=no, but it costs speed.",
+     "To avoid this cap you can use the `--error-limit=no` option.", False),
+])
+def test_exceptions_and_option_values_read_as_the_source_reads(claim, sentence, differs):
+    assert align._negation_differs(claim, sentence) is differs
+
+
+def test_a_negation_the_aligned_windows_other_sentence_states_is_backed():
+    claim = "The mirror must hold the same code as the original, so it may not hold packages missing upstream."
+    window = ("The mirror is assumed to hold exactly the same code as the original. This also means that a "
+              "mirror is not allowed to have packages which are not present upstream.")
+    other = ["A registry holds an index which lists the available packages."]
+    assert align._negation_differs(claim, window, other) is False
+    kept = "The mirror is assumed to hold exactly the same code. A mirror may also hold packages missing upstream."
+    assert align._negation_differs(claim, kept, [kept]) is True
+
+
+def test_a_versions_open_range_is_no_added_detail():
+    passage = ["- `3` (default of the 2024 edition, requires Rust 1.84+): changes how versions are picked."]
+    assert details.unstated_details("The 2024 edition needs Rust 1.84 or later and changes how versions are picked.",
+                                    passage) == ""
+    assert details.unstated_details("The 2024 edition needs Rust 1.84 or a nightly toolchain and changes how versions "
+                                    "are picked.", passage) == "nightly toolchain"
+
+
+def test_the_side_of_a_contrast_the_claim_restates_decides_its_polarity():
+    sentence = "Skipping this does not cause crashes, but may cause the checker to report false errors after ioctls."
+    assert align._negation_differs("Otherwise the checker may report false errors after ioctls.", sentence) is False
+    assert align._negation_differs("Skipping it causes crashes.", sentence) is True

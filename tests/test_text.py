@@ -211,3 +211,12 @@ def test_markdown_escapes_read_as_the_characters_they_escape():
     from pipeline.text import unescaped
 
     assert unescaped(r"src/node\_wasi.h, step 2\. and C:\path") == r"src/node_wasi.h, step 2. and C:\path"
+
+
+def test_a_window_closes_a_heading_before_the_next_sentence():
+    from pipeline.text import join_sentences
+
+    assert join_sentences("**Example 4: Delete files that do not match**", "The command uploads files.") == \
+        "**Example 4: Delete files that do not match**. The command uploads files."
+    assert join_sentences("It uploads files.", "Then it deletes.") == "It uploads files. Then it deletes."
+    assert join_sentences("Run this:", "```") == "Run this: ```"

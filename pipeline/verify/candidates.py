@@ -9,7 +9,14 @@ import math
 import re
 from collections.abc import Sequence
 
-from pipeline.text import FENCE, FUNCTION_WORDS, LIST_ITEM, markdown_sentences, terms
+from pipeline.text import (
+    FENCE,
+    FUNCTION_WORDS,
+    LIST_ITEM,
+    join_sentences,
+    markdown_sentences,
+    terms,
+)
 
 MAX_SENTENCES = 6  # evidence sentences per claim kept for alignment (by word overlap), before windows
 
@@ -45,9 +52,9 @@ def evidence_candidates(claim: str, evidence: Sequence[str]) -> list[tuple[str, 
         out.setdefault(sentences[si], ei)
     for rank, (_, _, ei, si, sentences) in enumerate(keep[:3]):
         if si + 1 < len(sentences):
-            out.setdefault(sentences[si] + " " + sentences[si + 1], ei)
+            out.setdefault(join_sentences(sentences[si], sentences[si + 1]), ei)
         if si > 0 and (rank == 0 or _continues(sentences[si - 1], sentences[si])):
-            out.setdefault(sentences[si - 1] + " " + sentences[si], ei)
+            out.setdefault(join_sentences(sentences[si - 1], sentences[si]), ei)
         if whole := whole_list(sentences, si):
             out.setdefault(whole, ei)
         if entry := field_entry(sentences, si):

@@ -54,7 +54,7 @@ def unstated_words(claim: str, passages: Sequence[str], given: str = "") -> list
                 known.add(stem(part))
     doc = parse(ANSWER_WORD.sub("", claim))  # "Not necessarily: …" answers the question; the claim follows
     content = [t for t in doc if t.pos_ in CONTENT_POS and (not t.is_stop or t.like_num) and t.lower_ not in _GENERIC
-               and any(c.isalpha() for c in t.text) and len(t.text) > 2]
+               and any(c.isalpha() for c in t.text) and len(t.text) > 2 and not _open_bound(t)]
 
     def unknown(tokens: list) -> list:
         return [t for t in tokens if t.lower_ not in known and t.lemma_.lower() not in known
@@ -167,6 +167,18 @@ def in_added_clause(claim: str, part: str) -> bool:
     at = claim.find(part)
     token = next((t for t in parse(claim) if t.idx >= at), None) if part and at >= 0 else None
     return token is not None and _in_explaining(token)
+
+
+_BOUND_WORDS = frozenset({"later", "newer", "above", "higher", "onwards", "onward", "up"})
+
+
+def _open_bound(token) -> bool:
+    """Whether `token` opens a version's range: "1.84 or later", "3.20 and above" (the documents' "1.84+"):
+    whether the version is the documents' is the numbers' own check, not an added detail."""
+    if token.lower_ not in _BOUND_WORDS or token.i < 2:
+        return False
+    before, number = token.doc[token.i - 1], token.doc[token.i - 2]
+    return before.lower_ in ("or", "and") and any(ch.isdigit() for ch in number.text)
 
 
 def _version_known(word: str, known: set[str]) -> bool:

@@ -32,11 +32,19 @@ _BOUND_WORDS = re.compile(r"\b(?:(?:no |not )?(?:more|less|fewer|greater|larger|
                           r"|(?<=\d)(?: [a-z]+)? or (?:more|less|fewer)|at (?:least|most))\b")
 
 
+# Words with a direction's stem that name no change: a fallback, lowercase, a pointer "for more details".
+_NO_CHANGE = re.compile(r"\b(?:fall(?:s|ing)? back|fell back|fallbacks?|lower-?cas\w*|for more (?:details|information|on|about|examples))\b")
+
+
 def direction(text: str) -> int:
-    """+1 when the text says more of something goes up than down ("increases"), -1 the reverse, 0 neither."""
-    low = " " + _BOUND_WORDS.sub(" ", text.lower()) + " "  # "no more than 72", "50 or fewer": a bound, no direction
+    """+1 when the text says more of something goes up than down ("increases"), -1 the reverse, 0 neither.
+    A block that is a thing ("freed blocks", "a code block") blocks nothing: "block" counts as a verb only."""
+    low = _BOUND_WORDS.sub(" ", text.lower())  # "no more than 72", "50 or fewer": a bound, no direction
+    low = " " + _NO_CHANGE.sub(" ", low) + " "
     up = sum(low.count(" " + w) for w in UP_WORDS)
-    down = sum(low.count(" " + w) for w in DOWN_WORDS)
+    down = sum(low.count(" " + w) for w in DOWN_WORDS if w != "block")
+    if " block" in low:
+        down += sum(t.lemma_.lower() == "block" and t.pos_ == "VERB" for t in meaning.parse(text))
     return (up > down) - (down > up)
 
 
@@ -47,9 +55,10 @@ _QUOTED = re.compile(r"(?<!`)`[^`\n]{1,200}`(?!`)|(?<!\w)'[^'\s]{1,30}'"
                      r"|\((?:e\.g\.|i\.e\.|eg\b|for example|for instance|such as)[^()\n]{0,200}\)", re.IGNORECASE)
 
 
-# Words that negate nothing where they stand: inside a code name ("SCHED_NONE", "ERR_PACKAGE_PATH_NOT_EXPORTED"),
+# Words that negate nothing where they stand: inside a code name ("SCHED_NONE", "ERR_PACKAGE_PATH_NOT_EXPORTED")
+# or an option's value ("--error-limit=no"),
 # and "the lack of X", which negates X, not what is said of it ("the lack of a shim causes the global npm to be used").
-_NOT_A_NEGATION = re.compile(r"\b\w+_\w+\b|\b(?:the|a|an|this|that) (?:lack|absence) of\b", re.IGNORECASE)
+_NOT_A_NEGATION = re.compile(r"\b\w+_\w+\b|\S+=\S+|\b(?:the|a|an|this|that) (?:lack|absence) of\b", re.IGNORECASE)
 
 
 # "keeps X out of Y", "leaves X out of Y", "leaves out X": X is not in Y, said without a negation word.
@@ -68,18 +77,20 @@ def _only_said(text: str) -> str:
 
 
 def negated(text: str, unless: bool = True) -> bool:
-    """Whether the text says something in the negative: it has a negation word, or an "unless", but
-    not both ("unless" is "if not": "doesn't follow links unless told to" is "follows links when
-    told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once.
+    """Whether the text says something in the negative: it has a negation word, or an "unless" (or an
+    "except" that restricts no negation), but not both ("unless" is "if not": "doesn't follow links
+    unless told to" is "follows links when told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once.
     With `unless` false, an "unless" clause is an exception that leaves the negation as it is ("no
     longer available unless you export them" against "no longer available")."""
     text = meaning.ANSWER_WORD.sub("", text)  # "No, X isn't Y" negates once
     text = _KEPT_OUT.sub("not", _NOT_A_NEGATION.sub(" ", meaning.NOT_NEGATING.sub(" ", _QUOTED.sub(" ", text))))
     words = terms(text)
     negative = any(negates_at(words, i) for i in range(len(words)))
-    if negative and meaning.EXCEPTION.search(text):
+    restricts = negative and bool(meaning.EXCEPTION.search(text))
+    if restricts:
         negative = False  # "never needed for any reason other than X" restricts: "only needed for X"
-    return negative != (unless and "unless" in words)
+    # "all components except those marked X" is "all components unless marked X"
+    return negative != (unless and ("unless" in words or ("except" in words and not restricts)))
 
 
 def _focus(claim: str, sentence: str) -> list[str]:
@@ -90,6 +101,23 @@ def _focus(claim: str, sentence: str) -> list[str]:
     words = content_words(claim)
     shared = [len(words & content_words(p)) for p in parts]
     return [p for p, n in zip(parts, shared, strict=True) if n == max(shared)]
+
+
+_CONTRAST = re.compile(r"[,;]\s+but\s+", re.IGNORECASE)
+
+
+def _other_side_said(claim: str, sentence: str, negative: bool) -> bool:
+    """Whether the claim (`negative` or not) restates one side of the sentence's contrast ("A, but B"),
+    the side that shares strictly the most of its content words, with the same polarity: "otherwise Memcheck may report false
+    errors" says what "Failure to select this does not cause stability problems, but may cause Memcheck to
+    report false errors" says after its "but"."""
+    sides = _CONTRAST.split(sentence)
+    if len(sides) < 2:
+        return False
+    words = content_words(claim)
+    shared = sorted(((len(words & content_words(side)), side) for side in sides), key=lambda x: -x[0])
+    (most, side), runner_up = shared[0], shared[1][0]
+    return most > runner_up and negated(side) == negative
 
 
 def _negation_differs(claim: str, sentence: str, evidence: Sequence[str] = ()) -> bool:
@@ -109,7 +137,7 @@ def _negation_differs(claim: str, sentence: str, evidence: Sequence[str] = ()) -
     unless exported" agrees with "no longer available")."""
     claim_words, words = terms(claim), terms(sentence)
     conditional = sum(w in meaning.CONDITION_WORDS for w in words) > sum(w in meaning.CONDITION_WORDS - {"unless"} for w in claim_words)
-    readings = (True, False) if "unless" in claim_words and not conditional else (True,)
+    readings = (True, False) if {"unless", "except"} & set(claim_words) and not conditional else (True,)
     return all(_negation_differs_as(claim, sentence, evidence, unless) for unless in readings)
 
 
@@ -119,6 +147,8 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
     negative = negated(claim, unless)
     if all(negated(s) == negative for s in focus):
         return False  # the common case, decided without a parse
+    if all(_other_side_said(claim, s, negative) for s in focus):
+        return False  # "… does not cause crashes, but may cause false errors": the claim says the second side
     if negative and not negated(_only_said(claim), unless) and all(_ONLY.search(s) and not negated(s) for s in focus):
         return False  # "only heap memory, not memory from mmap" / "only heap memory": the "not" says "only" again
     if any(restated_by_opposite(claim, s) for s in focus):
@@ -136,6 +166,8 @@ def _negation_differs_as(claim: str, sentence: str, evidence: Sequence[str], unl
         return False  # "the option fails the clone when …": what the option does, no negation of "added an option"
     if asserts_negative:
         scopes = meaning.negation_scopes(claim)
+        if any(negated(s) and core & lemmas(s) for s in markdown_sentences(sentence) for _, core in scopes):
+            return False  # the window's other sentence says it: "… is not allowed to have crates which …"
         sentences = [s for text in evidence for s in markdown_sentences(text)] or markdown_sentences(sentence)
         return not scopes or any(_unbacked(words, core, sentences) for words, core in scopes)  # no scope: "unless"
     if all(_side_negations_only(s) for s in stated):  # "learned to fetch everything without telling the other
