@@ -58,7 +58,7 @@ FUNCTION_WORDS = frozenset(
 # --- negation: words that say something is not so ("not", "nothing"), and words that negate what
 # they govern ("without a receipt", "fails to start"); contractions ("don't") end in "n't"
 NEGATION_WORDS = frozenset("not no never none nobody nothing neither nor cannot".split())
-SELF_NEGATING = frozenset("without lack lacks lacking fail fails failed absence absent unable unnecessary".split())
+SELF_NEGATING = frozenset("without lack lacks lacking fail fails failed absence absent unable".split())
 NEGATIONS = NEGATION_WORDS | SELF_NEGATING
 
 

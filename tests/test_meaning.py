@@ -8,7 +8,7 @@ import pytest
 from pipeline import numbers
 from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
-from pipeline.verify import align, code, details, flips, meaning, rivals, roles
+from pipeline.verify import align, code, details, flips, meaning, polarity, rivals, roles
 from pipeline.verify import lemmas as lemmas_mod
 from pipeline.verify.candidates import (
     evidence_candidates,
@@ -1316,9 +1316,6 @@ def test_a_thing_called_block_and_a_fallback_have_no_direction():
      "During a full install every rule runs unless it is marked OPTIONAL.", False),
     ("A full install runs every rule, even those marked OPTIONAL.",
      "During a full install every rule runs unless it is marked OPTIONAL.", True),
-    # "unnecessary … unless" says "only needed if"
-    ("You only need to call flush() if you called pause() earlier.",
-     "It is normally unnecessary to call flush() unless pause() had been called before.", False),
     # an option's value is no negation
     ("You can lift the cap with --error-limit=no, but it costs speed.",
      "To avoid this cap you can use the `--error-limit=no` option.", False),
@@ -1349,3 +1346,32 @@ def test_the_side_of_a_contrast_the_claim_restates_decides_its_polarity():
     sentence = "Skipping this does not cause crashes, but may cause the checker to report false errors after ioctls."
     assert align._negation_differs("Otherwise the checker may report false errors after ioctls.", sentence) is False
     assert align._negation_differs("Skipping it causes crashes.", sentence) is True
+
+
+def test_clauses_set_side_by_side_are_read_apart_and_a_condition_is_not():
+    # a comma splice joins two statements: the claim restates the first, which no negation touches
+    splice = "Version 4.2 and later accept `zstd` as a valid codec, no release ships a decoder for it."
+    assert align._negation_differs("Version 4.2 and later accept zstd as a valid codec.", splice) is False
+    assert align._negation_differs("Release 4.2 ships a decoder for zstd.", splice) is True
+    # "If you do not set X, it uses Y" is one statement, and so is a list before a relative clause
+    assert polarity._sides("If you do not set a registry, the tool uses the default index.") == [
+        "If you do not set a registry, the tool uses the default index."]
+    assert polarity._sides("Alpha, beta and gamma are not supported, which is rare.") == [
+        "Alpha, beta and gamma are not supported, which is rare."]
+
+
+def test_a_claim_that_restates_both_sides_of_a_contrast_keeps_its_flip():
+    sentence = ("The project helps code running on top of it to avoid making mistakes, "
+                "but not doing so is not considered a vulnerability in the project.")
+    flipped = ("The project helps code built on it avoid mistakes, and when such code does make them, "
+               "that is treated as a vulnerability in the project.")
+    assert align._negation_differs(flipped, sentence) is True
+    assert align._negation_differs("The project helps code running on top of it avoid making mistakes.", sentence) is False
+
+
+def test_a_condition_the_parser_finds_is_no_side_of_its_own():
+    sentence = ("In case one of the tasks raises an exception, the following tasks will not get the "
+                "opportunity to be executed.")
+    assert polarity._sides(sentence) == [sentence]
+    assert align._negation_differs("If one of them raises an exception, the tasks after it still run.", sentence) is True
+
