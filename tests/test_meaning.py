@@ -8,7 +8,7 @@ import pytest
 from pipeline import numbers
 from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
-from pipeline.verify import align, code, details, flips, meaning, polarity, rivals, roles
+from pipeline.verify import align, code, details, flips, meaning, rivals, roles, sides
 from pipeline.verify import lemmas as lemmas_mod
 from pipeline.verify.candidates import (
     evidence_candidates,
@@ -1354,9 +1354,9 @@ def test_clauses_set_side_by_side_are_read_apart_and_a_condition_is_not():
     assert align._negation_differs("Version 4.2 and later accept zstd as a valid codec.", splice) is False
     assert align._negation_differs("Release 4.2 ships a decoder for zstd.", splice) is True
     # "If you do not set X, it uses Y" is one statement, and so is a list before a relative clause
-    assert polarity._sides("If you do not set a registry, the tool uses the default index.") == [
+    assert sides.statements("If you do not set a registry, the tool uses the default index.") == [
         "If you do not set a registry, the tool uses the default index."]
-    assert polarity._sides("Alpha, beta and gamma are not supported, which is rare.") == [
+    assert sides.statements("Alpha, beta and gamma are not supported, which is rare.") == [
         "Alpha, beta and gamma are not supported, which is rare."]
 
 
@@ -1372,6 +1372,6 @@ def test_a_claim_that_restates_both_sides_of_a_contrast_keeps_its_flip():
 def test_a_condition_the_parser_finds_is_no_side_of_its_own():
     sentence = ("In case one of the tasks raises an exception, the following tasks will not get the "
                 "opportunity to be executed.")
-    assert polarity._sides(sentence) == [sentence]
+    assert sides.statements(sentence) == [sentence]
     assert align._negation_differs("If one of them raises an exception, the tasks after it still run.", sentence) is True
 

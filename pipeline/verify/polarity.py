@@ -22,6 +22,7 @@ from pipeline.verify import meaning
 from pipeline.verify.candidates import content_words
 from pipeline.verify.lemmas import lemmas
 from pipeline.verify.opposites import opposed
+from pipeline.verify.sides import statements
 
 UP_WORDS = ("increas", "rise", "rising", "rose", "higher", "greater", "elevat", "enhanc", "improv", "promot", "boost", "accelerat", "grow", "grew", "gain", "raise", "larger", "more ", "exceed", "stimulat", "activat", "induc", "upregulat", "warm")
 DOWN_WORDS = ("decreas", "reduc", "lower", "declin", "drop", "fall", "fell", "inhibit", "suppress", "impair", "diminish", "attenuat", "slow", "smaller", "fewer", "less ", "prevent", "block", "downregulat", "cool", "shrink", "loss")
@@ -103,55 +104,18 @@ def _focus(claim: str, sentence: str) -> list[str]:
     return [p for p, n in zip(parts, shared, strict=True) if n == max(shared)]
 
 
-_CONTRAST = re.compile(r"[,;]\s+but\s+", re.IGNORECASE)
-# Words that open a clause leaning on another ("if …", "which …"): a comma before or after one joins no two statements.
-_LEANING = frozenset("if when whenever unless once because since although though while whereas as which who whom "
-                     "whose that where so until after before than except".split())
-_SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
-_DEPENDENT_CLAUSES = frozenset({"advcl", "relcl", "acl", "ccomp", "csubj", "xcomp"})
-
-
-def _sides(sentence: str) -> list[str]:
-    """The statements a sentence joins: the sides of a contrast ("A, but B"), or of clauses set side by
-    side with a comma or a semicolon where the one after has its own subject and verb, neither opens
-    with a word that leans on the other ("if", "which", …) and no clause of one hangs on a word of the
-    other in the parse ("In case one of the tasks raises an exception, the following tasks will not
-    …" is one statement); "CMake 3.25 and later recognize `26` as a valid value, no version has
-    support for any compiler" is two. `[sentence]` when it joins none."""
-    sides = _CONTRAST.split(sentence)
-    if len(sides) > 1 or not re.search(r"[,;]\s", sentence):
-        return sides
-    doc = meaning.parse(sentence)
-    breaks = [t.i for t in doc if t.text in (",", ";")]
-    cuts, start = [], 0
-    for n, b in enumerate(breaks):
-        before, after = doc[start:b], doc[b + 1:breaks[n + 1] if n + 1 < len(breaks) else len(doc)]
-        crossed = any(t.dep_ in _DEPENDENT_CLAUSES and (t.i < b) != (t.head.i < b) for t in doc)
-        if (len(before) and len(after) and not crossed and before[0].lower_ not in _LEANING
-                and after[0].lower_ not in _LEANING and any(t.pos_ in ("VERB", "AUX") for t in before)
-                and any(t.pos_ in ("VERB", "AUX") for t in after)
-                and any(t.dep_ in _SUBJECTS and t.head in after for t in after)):
-            cuts.append(b)
-            start = b + 1
-    if not cuts:
-        return [sentence]
-    text = doc.user_data.get("text", doc.text)  # the sentence as written ("3.25", which the parse reads "3_25")
-    spans = [doc[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(doc)], strict=True)]
-    return [text[span[0].idx:span[-1].idx + len(span[-1].text)] for span in spans if len(span)]
-
-
 def _other_side_said(claim: str, sentence: str, negative: bool) -> bool:
-    """Whether each statement of the claim (`_sides`; the claim `negative` or not when it makes one)
-    restates one side of the statements the sentence joins, the side that shares strictly the most of
+    """Whether each statement of the claim (`sides.statements`; the claim `negative` or not when it
+    makes one) restates one side of the statements the sentence joins, the side that shares strictly the most of
     its content words, with the same polarity: "otherwise Memcheck may report false errors" says what
     "Failure to select this does not cause stability problems, but may cause Memcheck to report false
     errors" says after its "but". A statement as near to two sides decides nothing ("…, and when it does
     make them, that is treated as a vulnerability" against "works to help code avoid mistakes, but not
     doing so is not considered a vulnerability")."""
-    sides = _sides(sentence)
+    sides = statements(sentence)
     if len(sides) < 2:
         return False
-    parts = _sides(claim)
+    parts = statements(claim)
     said = False
     for part in parts:
         words = content_words(part)
