@@ -169,13 +169,13 @@ def in_added_clause(claim: str, part: str) -> bool:
     return token is not None and _in_explaining(token)
 
 
-_BOUND_WORDS = frozenset({"later", "newer", "above", "higher", "onwards", "onward", "up"})
+_OPEN_RANGE_WORDS = frozenset({"later", "newer", "above", "higher", "onwards", "onward", "up"})
 
 
 def _open_bound(token) -> bool:
     """Whether `token` opens a version's range: "1.84 or later", "3.20 and above" (the documents' "1.84+"):
     whether the version is the documents' is the numbers' own check, not an added detail."""
-    if token.lower_ not in _BOUND_WORDS or token.i < 2:
+    if token.lower_ not in _OPEN_RANGE_WORDS or token.i < 2:
         return False
     before, number = token.doc[token.i - 1], token.doc[token.i - 2]
     return before.lower_ in ("or", "and") and any(ch.isdigit() for ch in number.text)

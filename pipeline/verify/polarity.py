@@ -80,7 +80,8 @@ def _only_said(text: str) -> str:
 def negated(text: str, unless: bool = True) -> bool:
     """Whether the text says something in the negative: it has a negation word, or an "unless" (or an
     "except" that restricts no negation), but not both ("unless" is "if not": "doesn't follow links
-    unless told to" is "follows links when told to"). Presence, not parity: "Don't click the links, and don't delete it" is negative once.
+    unless told to" is "follows links when told to"). Presence, not parity: "Don't click the links,
+    and don't delete it" is negative once.
     With `unless` false, an "unless" clause is an exception that leaves the negation as it is ("no
     longer available unless you export them" against "no longer available")."""
     text = meaning.ANSWER_WORD.sub("", text)  # "No, X isn't Y" negates once
@@ -106,8 +107,8 @@ def _focus(claim: str, sentence: str) -> list[str]:
 
 def _other_side_said(claim: str, sentence: str, negative: bool) -> bool:
     """Whether each statement of the claim (`sides.statements`; the claim `negative` or not when it
-    makes one) restates one side of the statements the sentence joins, the side that shares strictly the most of
-    its content words, with the same polarity: "otherwise Memcheck may report false errors" says what
+    makes one) restates one side of the statements the sentence joins, the side that shares strictly
+    the most of its content words, with the same polarity: "otherwise Memcheck may report false errors" says what
     "Failure to select this does not cause stability problems, but may cause Memcheck to report false
     errors" says after its "but". A statement as near to two sides decides nothing ("…, and when it does
     make them, that is treated as a vulnerability" against "works to help code avoid mistakes, but not
