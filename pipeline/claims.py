@@ -84,10 +84,24 @@ def is_claim(sent, entity_types: Collection[str] = ()) -> bool:
 
 def mask_dots(text: str) -> str:
     """`text` with every dot that does not end a sentence replaced by "_" (same length, so offsets
-    hold): dots inside or before a word ("requests.Session", ".env", "v1.2", "example.com") and
-    after common abbreviations ("e.g.", "i.e.", "etc.", "vs.")."""
+    hold): dots inside or before a word ("requests.Session", ".env", "v1.2", "example.com"), after
+    common abbreviations ("e.g.", "i.e.", "etc.", "vs.") and an ellipsis inside brackets
+    ("add_test(NAME ... COMMAND ...)": a signature's elided arguments)."""
     text = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "_"), text)
+    text = _ELLIPSIS.sub(lambda m: "_" * len(m.group(0)) if _in_brackets(text, m.start()) else m.group(0), text)
     return _INNER_DOT.sub("_", text)
+
+
+_ELLIPSIS = re.compile(r"\.{3}")
+
+
+def _in_brackets(text: str, at: int) -> bool:
+    """Whether position `at` of `text` sits inside a parenthesis or square bracket opened before it."""
+    depth = 0
+    for ch in text[:at]:
+        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
+        depth = max(depth, 0)
+    return depth > 0
 
 
 def prose_lines(text: str) -> list[re.Match]:

@@ -191,13 +191,21 @@ def abbreviates(a: str, b: str) -> bool:
     return "".join(w[0] for w in long if w.lower() not in _NOT_INITIALS).lower() == letters.lower()
 
 
+# Words that say what kind of value a name is, after the name ("Location URL", "Function ARN"): the
+# documents' key `Location` with the kind of its value, no name of its own.
+KIND_WORDS = frozenset({"URL", "URI", "ID", "ARN", "UUID"})
+
+
 def halves(name: str) -> list[tuple[str, str]]:
     """The ways a proper name of four or more words splits into two names of two or more words each:
     "Commit Queue GitHub Action" → ("Commit Queue", "GitHub Action"), ("Commit Queue GitHub", "Action")
-    is not one; and a name joined by "and"/"or" into its two sides ("Makefile and Ninja"). Two
-    documented names side by side are no invented name."""
+    is not one; a name joined by "and"/"or" into its two sides ("Makefile and Ninja"); and a name
+    before the kind of its value ("Location URL" → ("Location", "URL"), `KIND_WORDS`). Two documented
+    names side by side are no invented name."""
     joined = re.split(r"\s+(?:and|or|&)\s+", name, maxsplit=1)
     if len(joined) == 2 and all(joined):
         return [(joined[0], joined[1])]
     words = name.split()
+    if len(words) > 1 and words[-1] in KIND_WORDS:
+        return [(" ".join(words[:-1]), words[-1])]
     return [(" ".join(words[:i]), " ".join(words[i:])) for i in range(2, len(words) - 1)]

@@ -83,6 +83,11 @@ def test_every_statement_is_a_claim_named_or_not():
      ["Install version 2.31.0 from pypi.org, e.g. with pip, and restart the worker."]),
     ("See https://example.com/docs/setup.html for the steps. Then run config.yaml through the linter.",
      ["See https://example.com/docs/setup.html for the steps.", "Then run config.yaml through the linter."]),
+    # a signature's elided arguments end no sentence; an ellipsis outside brackets still may
+    ("With the add_test(NAME ... COMMAND ...) signature, the target's path is used [1]. The build waits for the "
+     "lock... Then the server stops the worker process.",
+     ["With the add_test(NAME ... COMMAND ...) signature, the target's path is used.",
+      "The build waits for the lock...", "Then the server stops the worker process."]),
 ])
 def test_splitting_respects_identifiers_files_versions_urls_and_abbreviations(text, sentences):
     claims = extract_claims(text, TYPES)

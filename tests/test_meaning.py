@@ -516,6 +516,9 @@ def test_an_example_option_or_output_key_given_another_value_is_the_examples_val
     assert rivals.value_swapped("The response shows its Status as Pending.", EXAMPLE) == ("", "")
     assert rivals.value_swapped("Its Status along with the Replicas comes back.", EXAMPLE) == ("", "")  # no value
     assert rivals.value_swapped("The service's status is running.", EXAMPLE) == ("", "")  # a word, not the key
+    url = 'Output:\n```\n{"Code": {"Location": "https://example.com/snapshots/my-function"}}\n```'
+    assert rivals.value_swapped("The Code section has a Location URL pointing at the code.", url) == ("", "")  # its kind
+    assert rivals.value_swapped("The Code section has a Location Bucket.", url) == ("Bucket", "Location: https://example.com/snapshots/my-function")
     two = EXAMPLE + '\n```\n{"Status": "Running"}\n```\n'
     assert rivals.value_swapped("The response shows its Status as Failed.", two) == ("", "")  # which one is meant?
     synopsis = "`--leak-check=<no|summary|yes|full>` and `--kinds=<set> [default: definite,possible]`"
@@ -1340,6 +1343,10 @@ def test_a_versions_open_range_is_no_added_detail():
                                     passage) == ""
     assert details.unstated_details("The 2024 edition needs Rust 1.84 or a nightly toolchain and changes how versions "
                                     "are picked.", passage) == "nightly toolchain"
+    # … nor in a clause joined to the claim, which is then too short to judge
+    assert details.unstated_clause("The 2024 edition defaults to resolver 3, which needs Rust 1.84 or later.", passage) == ""
+    assert details.unstated_clause("The 2024 edition defaults to resolver 3, which needs a nightly compiler toolchain "
+                                   "later.", passage) != ""
 
 
 def test_the_side_of_a_contrast_the_claim_restates_decides_its_polarity():
@@ -1375,3 +1382,20 @@ def test_a_condition_the_parser_finds_is_no_side_of_its_own():
     assert sides.statements(sentence) == [sentence]
     assert align._negation_differs("If one of them raises an exception, the tasks after it still run.", sentence) is True
 
+
+
+def test_a_value_that_stays_fixed_is_the_opposite_of_one_that_can_change():
+    assert opposed("change", "fixed")
+    evidence = ["This date can change when making changes to your bucket, such as editing its bucket policy."]
+    assert flips.flipped("This date stays fixed even when you make changes to the bucket.", evidence) != ""
+    assert flips.flipped("This date can change when you edit the bucket's policy.", evidence) == ""
+
+
+def test_skipping_an_action_negates_it():
+    assert flips.flipped("The command skips building the package.",
+                         ["The command always builds and installs the package."]) != ""
+    assert flips.flipped("The command skips building the package.",
+                         ["The command does not build the package."]) == ""
+    # … but not what it is done for: "skip to step four to schedule an appointment" schedules one
+    assert meaning._negated(next(t for t in meaning.parse("Skip to step four to schedule an appointment.")
+                                 if t.lower_ == "schedule")) is False

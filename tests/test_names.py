@@ -52,6 +52,8 @@ def test_a_long_proper_name_splits_into_two_names_of_two_words_or_more():
     assert halves("Commit Queue GitHub Action") == [("Commit Queue", "GitHub Action")]
     assert halves("Microsoft Teams") == [] and halves("Remove Collaborator Coverity") == []
     assert halves("Makefile and Ninja") == [("Makefile", "Ninja")]  # two names joined
+    assert halves("Location URL") == [("Location", "URL")]  # a documented key and the kind of its value
+    assert halves("Location Service") == []
 
 
 def test_a_name_joined_by_and_is_mentioned_where_both_sides_are():

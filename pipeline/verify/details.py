@@ -231,7 +231,8 @@ def unstated_clause(claim: str, passages: Sequence[str], given: str = "") -> str
     for head in sorted([*joined, *attached], key=lambda t: t.i):
         span = _clause_span(head)
         own = {t.lower_ for t in span if t.pos_ in CONTENT_POS and not t.is_stop and t.lower_ not in _GENERIC
-               and any(c.isalpha() for c in t.text) and len(t.text) > 2 and not _stated(t.lower_, said)}
+               and any(c.isalpha() for c in t.text) and len(t.text) > 2 and not _stated(t.lower_, said)
+               and not _open_bound(t)}  # "…, which needs Rust 1.84 or later": the version's own range
         if head in joined and len(own) >= CLAUSE_MIN_WORDS \
                 and max(sum(_stated(w, window) for w in own) for window in windows) / len(own) < CLAUSE_MIN_SHARE:
             return text[span[0].idx:span[-1].idx + len(span[-1].text)]

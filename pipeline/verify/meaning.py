@@ -18,8 +18,10 @@ from pipeline.verify.opposites import OPPOSITE
 
 # "raises an error" is how documentation says a call fails.
 _FAILURES = frozenset({"error", "exception"})
-# Verbs that negate what they govern: "prohibits agencies from accepting" ≈ "agencies may not accept".
-_NEGATING_HEADS = frozenset("prohibit forbid prevent stop avoid refuse fail deny block disallow lack".split())
+# Verbs that negate what they govern: "prohibits agencies from accepting" ≈ "agencies may not accept";
+# "skips building the package" ≈ "does not build it".
+_NEGATING_HEADS = frozenset("prohibit forbid prevent stop avoid refuse fail deny block disallow lack skip bypass".split())
+_SKIPPING = frozenset({"skip", "bypass"})  # … only their object or -ing form: "skip to step four" goes there
 # Lemmas that carry no predicate of their own (auxiliaries, light verbs).
 _LIGHT = frozenset("be have do can could may might must shall should will would get make let need go take say use".split())
 _LESSENING = frozenset({"reduce", "eliminate", "remove", "lessen", "minimize", "minimise", "obviate"})
@@ -163,8 +165,9 @@ def _negated(token, unless: bool = True) -> bool:
         if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj", "acl") \
                 and not purpose and not _shares_negation(t):
             break  # "don't abuse editing to delete": "delete" is as negated as "abuse"
-        if head.lemma_.lower() in _NEGATING_HEADS and t.dep_ not in ("prep", "conj"):  # "avoid X and run Y": Y is run
-            count += 1
+        if head.lemma_.lower() in _NEGATING_HEADS and t.dep_ not in ("prep", "conj") and not purpose \
+                and (head.lemma_.lower() not in _SKIPPING or t.dep_ == "dobj" or t.tag_ == "VBG"):
+            count += 1  # "avoid X and run Y": Y is run; "skip to step four to schedule it": it is scheduled
         t = head
     return count % 2 == 1
 

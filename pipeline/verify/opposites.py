@@ -21,7 +21,7 @@ OPPOSITES = (
     ("minimum", "maximum"), ("present", "absent"), ("same", "different"), ("connect", "disconnect"),
     ("honor", "ignore"), ("honour", "ignore"), ("respect", "ignore"), ("obey", "ignore"),
     ("prefer", "ignore"), ("first", "last"), ("earliest", "latest"), ("oldest", "newest"),
-    ("change", "unchanged"), ("apply", "ignore"),
+    ("change", "unchanged"), ("change", "fixed"), ("apply", "ignore"),
 )
 # Predicates a negating prefix turns into their opposite when the rest is the other word: "unsafe" /
 # "safe", "invalid" / "valid", "non-blocking" / "blocking", "unlock" / "lock" (adjectives; verbs with "un").

@@ -452,8 +452,9 @@ def _example_values(passage: str) -> dict[str, dict[str, str]]:
 
 def _value_like(word: str) -> bool:
     """Whether a word after a key reads as its value: a number, a code or a capitalised word, not a
-    word of the sentence ("the Runtime along with …")."""
-    return word.lower() not in FUNCTION_WORDS and (word[:1].isupper() or any(not c.isalpha() for c in word))
+    word of the sentence ("the Runtime along with …") nor the kind of the value ("a Location URL")."""
+    return word.lower() not in FUNCTION_WORDS and word not in namelib.KIND_WORDS \
+        and (word[:1].isupper() or any(not c.isalpha() for c in word))
 
 
 def value_swapped(claim: str, passage: str) -> tuple[str, str]:
