@@ -99,8 +99,10 @@ def _in_brackets(text: str, at: int) -> bool:
     """Whether position `at` of `text` sits inside a parenthesis or square bracket opened before it."""
     depth = 0
     for ch in text[:at]:
-        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
-        depth = max(depth, 0)
+        if ch in "([":
+            depth += 1
+        elif ch in ")]" and depth:
+            depth -= 1
     return depth > 0
 
 
