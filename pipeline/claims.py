@@ -24,6 +24,7 @@ _MIN_TOKENS = 3
 _MIN_CONTENT_WORDS = 2  # "Yes, that is right." states nothing checkable
 _FILLER = frozenset("yes no ok okay sure right correct exactly indeed true absolutely".split())
 _INNER_DOT = re.compile(r"(?<=\S)\.(?=[\w/])|(?<![\w.])\.(?=[A-Za-z_])")
+_ELLIPSIS = re.compile(r"\.{3}")  # "add_test(NAME ... COMMAND ...)": masked inside brackets
 _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Mrs|Ms|Dr|St|No|Fig|U\.S)\.(?=\s)", re.IGNORECASE)
 # A lead-in the answer cites ("Routes can specify the methods: [1] By default …") ends its sentence,
 # though a colon and a capital do not otherwise ("Note: This …" stays one).
@@ -90,9 +91,6 @@ def mask_dots(text: str) -> str:
     text = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "_"), text)
     text = _ELLIPSIS.sub(lambda m: "_" * len(m.group(0)) if _in_brackets(text, m.start()) else m.group(0), text)
     return _INNER_DOT.sub("_", text)
-
-
-_ELLIPSIS = re.compile(r"\.{3}")
 
 
 def _in_brackets(text: str, at: int) -> bool:

@@ -165,8 +165,9 @@ def _negated(token, unless: bool = True) -> bool:
         if t.dep_ not in ("xcomp", "ccomp", "acomp", "attr", "pcomp", "pobj", "prep", "auxpass", "dobj", "acl") \
                 and not purpose and not _shares_negation(t):
             break  # "don't abuse editing to delete": "delete" is as negated as "abuse"
-        if head.lemma_.lower() in _NEGATING_HEADS and t.dep_ not in ("prep", "conj") and not purpose \
-                and (head.lemma_.lower() not in _SKIPPING or t.dep_ == "dobj" or t.tag_ == "VBG"):
+        verb = head.lemma_.lower()
+        if verb in _NEGATING_HEADS and t.dep_ not in ("prep", "conj") and not purpose \
+                and (verb not in _SKIPPING or t.dep_ == "dobj" or t.tag_ == "VBG"):
             count += 1  # "avoid X and run Y": Y is run; "skip to step four to schedule it": it is scheduled
         t = head
     return count % 2 == 1

@@ -116,11 +116,11 @@ def _other_side_said(claim: str, sentence: str, negative: bool) -> bool:
     sides = statements(sentence)
     if len(sides) < 2:
         return False
-    parts = statements(claim)
+    parts, side_words = statements(claim), [(content_words(side), side) for side in sides]
     said = False
     for part in parts:
         words = content_words(part)
-        shared = sorted(((len(words & content_words(side)), side) for side in sides), key=lambda x: -x[0])
+        shared = sorted(((len(words & theirs), side) for theirs, side in side_words), key=lambda x: -x[0])
         (most, side), runner_up = shared[0], shared[1][0]
         if most == 0:
             continue  # "Yes": no statement of the sentence's
