@@ -430,6 +430,19 @@ def test_a_value_counts_as_stated_only_where_the_claims_matter_is():
     assert align._stated_near(_aligned(claim, about + ["It stays posted for two weeks."], []), claim, weeks)
 
 
+def test_a_version_in_the_headings_of_a_sentence_about_the_claim_is_stated_there():
+    claim = "Git 2.35.2 exists to address a single security issue, CVE-2022-24765."
+    version = numbers.extract_values(claim)[0]
+    sentence = "This release merges up the fixes that appear in v2.30.3 to address the security issue CVE-2022-24765."
+    evidence = ["Git v2.36 Release Notes\n\nUpdates.", f"Git v2.35.2 Release Notes\n\n{sentence}"]
+    a = align.Alignment(claim, sentence="Updates.", candidates=[("Updates.", 0, 0.3), (sentence, 1, 0.8)], cited=True)
+    assert align._stated_near(a, claim, version, evidence)
+    other = ["Git v2.36 Release Notes\n\nUpdates.", f"Git v2.32.1 Release Notes\n\n{sentence}"]
+    assert not align._stated_near(a, claim, version, other)
+    far = align.Alignment(claim, sentence="Updates.", candidates=[("Updates.", 0, 0.3), (sentence, 1, 0.3)], cited=True)
+    assert not align._stated_near(far, claim, version, evidence)  # the sentence under it is not about the claim
+
+
 @pytest.mark.parametrize(("a", "b", "alike"), [
     ("follow_symlink", "follow_symlinks", True), ("Pay.gov", "pay-gov", True),
     ("allow_origins", "allow_methods", False), ("on_receive", "on_message", False),
@@ -1113,6 +1126,18 @@ def test_a_claim_is_aligned_with_the_near_tie_that_states_its_values():
     assert align._with_the_claims_values(claim, cands, np.array([0.80, 0.60]), [0, 1], headings) == 0  # not near
 
 
+def test_a_claim_is_aligned_further_down_with_a_sentence_that_states_more_of_its_values():
+    import numpy as np
+
+    cands = [("OS > os.setPriority([pid, ]priority). To avoid confusion, set `priority` to a constant.", 0),
+             ("The `priority` input must be an integer between `-20` (high priority) and `19` (low priority).", 1)]
+    claim = "os.setPriority() takes a priority between -20 (high priority) and 19 (low priority)."
+    assert align._with_the_claims_values(claim, cands, np.array([0.85, 0.79]), [0, 1], {}) == 1
+    assert align._with_the_claims_values(claim, cands, np.array([0.85, 0.65]), [0, 1], {}) == 0  # too far
+    one = "os.setPriority() takes a priority up to 19."  # one value more is no reason to leave the closer sentence
+    assert align._with_the_claims_values(one, cands, np.array([0.85, 0.79]), [0, 1], {}) == 0
+
+
 def test_a_contrastive_not_after_a_comma_negates_what_follows_it():
     source = ["Test fixtures are not loaded when the server runs, but are loaded for unit tests."]
     assert flips.flipped("Test fixtures are loaded for unit tests, not when the server runs.", source) == ""
@@ -1399,3 +1424,15 @@ def test_skipping_an_action_negates_it():
     # … but not what it is done for: "skip to step four to schedule an appointment" schedules one
     assert meaning._negated(next(t for t in meaning.parse("Skip to step four to schedule an appointment.")
                                  if t.lower_ == "schedule")) is False
+
+
+def test_an_infinitive_under_avoid_says_what_for_not_what_is_avoided():
+    claim = ("You can also avoid cycles in the profile data itself, e.g. with --separate-recs to tell recursion "
+             "levels apart or --fn-skip to leave a dispatcher function out of the call graph.")
+    evidence = ["A further possibility to avoid cycles in the profile data output is to simply leave out given functions in the call graph."]
+    assert flips.flipped(claim, evidence) == ""
+    leave = next(t for t in meaning.parse(claim) if t.lower_ == "leave")
+    assert meaning._negated(leave) is False
+    # what "avoid" takes, its -ing form, is still avoided
+    assert meaning._negated(next(t for t in meaning.parse("Use --locked to avoid updating the lock file.")
+                                 if t.lower_ == "updating")) is True

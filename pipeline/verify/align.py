@@ -293,7 +293,7 @@ def _symbolic(a: Alignment, evidence: Sequence[str], claim_ents: Sequence[tuple[
     passage_lower, passage_words, defined = passage.lower(), content_words(passage), acronyms(passage)
     _word_signals(a, claim, passage_lower, passage_words, defined)
     heading = _heading(evidence[a.evidence_index]) if 0 <= a.evidence_index < len(evidence) else ""
-    _number_signals(a, claim, passage, heading)
+    _number_signals(a, claim, passage, heading, evidence)
     _name_signals(a, claim, passage_lower, passage_words, defined, claim_ents)
     claim_dir, ev_dir = direction(claim), direction(a.sentence)
     a.features.update(
@@ -324,6 +324,7 @@ def _word_signals(a: Alignment, claim: str, passage_lower: str, passage_words: s
 
 
 ALIGN_VALUE_MARGIN = 0.05  # candidates this close to the best one's cosine are told apart by the claim's values
+ALIGN_VALUES_WIDE_MARGIN, ALIGN_VALUES_MORE = 0.15, 2  # … and this close, when one states 2 more of them
 
 
 def _with_the_claims_values(claim: str, cands: Sequence[tuple[str, int]], sims: np.ndarray, order: list[int],
@@ -331,19 +332,22 @@ def _with_the_claims_values(claim: str, cands: Sequence[tuple[str, int]], sims: 
     """Of the candidates in `order` (best cosine first) within ALIGN_VALUE_MARGIN of the best, the one
     that states most of the claim's values, in its words or its section's headings: the sentence a
     claim about "2.39.2" is about is the 2.39.2 notes' "This release merges up the fixes …", not the
-    same template in the 2.39.3 notes, which an embedding barely tells apart. The best by cosine when
-    none states more."""
+    same template in the 2.39.3 notes, which an embedding barely tells apart; within ALIGN_VALUES_WIDE_MARGIN,
+    one that states ALIGN_VALUES_MORE more of them than that one. The best by cosine when none states more."""
     wanted = numbers.extract_values(claim)
     if not wanted:
         return order[0]
-    near = [k for k in order if sims[k] >= sims[order[0]] - ALIGN_VALUE_MARGIN]
 
     def stated(k: int) -> int:
         text, ei = cands[k]
         found = numbers.extract_values(" ".join([text, *headings.get(ei, [])]))
         return sum(numbers.present(v, found) for v in wanted)
 
-    return max(near, key=lambda k: (stated(k), sims[k]))
+    near = [k for k in order if sims[k] >= sims[order[0]] - ALIGN_VALUE_MARGIN]
+    best = max(near, key=lambda k: (stated(k), sims[k]))
+    wide = [k for k in order if sims[k] >= sims[order[0]] - ALIGN_VALUES_WIDE_MARGIN]
+    richer = max(wide, key=lambda k: (stated(k), sims[k]))
+    return richer if stated(richer) >= stated(best) + ALIGN_VALUES_MORE else best
 
 
 def _heading(passage: str) -> str:
@@ -361,7 +365,7 @@ def _heading(passage: str) -> str:
 HEADING_MAX_CHARS = 200
 
 
-def _number_signals(a: Alignment, claim: str, passage: str, heading: str = "") -> None:
+def _number_signals(a: Alignment, claim: str, passage: str, heading: str = "", evidence: Sequence[str] = ()) -> None:
     """The claim's numbers, dates, percentages and versions: stated where the claim's matter is (in the
     aligned sentence, or in the headings of its passage: "Git 2.37 added X" where the item about X sits
     under "Git v2.37 Release Notes"), elsewhere, nowhere, or replaced by another value (`a.conflict`,
@@ -407,7 +411,7 @@ def _number_signals(a: Alignment, claim: str, passage: str, heading: str = "") -
         if numbers.present(value, labelled or passage_values) or (
                 labelled and "." in value.text and numbers.present(value, passage_values)):  # "CMake 3.16" as "version 3.16"
             matched += 1
-            if a.cited and not a.unconfirmed and numbers.checkable(value) and not _stated_near(a, claim, value):
+            if a.cited and not a.unconfirmed and numbers.checkable(value) and not _stated_near(a, claim, value, evidence):
                 a.unconfirmed = numbers.as_written(claim, value)  # stated somewhere in the passages, but not where the claim's matter is
             continue
         if not a.unconfirmed and numbers.checkable(value):
@@ -447,15 +451,19 @@ def _quoted_elsewhere(claim: str, value: numbers.Value, passage: str) -> bool:
 VALUE_CONTEXT_WORDS = 1  # a sentence beside the claim's value must share this many of the claim's other content words
 
 
-def _stated_near(a: Alignment, claim: str, value: numbers.Value) -> bool:
+def _stated_near(a: Alignment, claim: str, value: numbers.Value, evidence: Sequence[str] = ()) -> bool:
     """Whether `value` is stated where the claim's matter is: in a sentence about the claim (`_about`), or
     in a candidate beside VALUE_CONTEXT_WORDS of its other content words ("less than 3 weeks" in the item
-    on line #670); not "two weeks before your last day" for "posted for two weeks", nor "the two"."""
+    on line #670); not "two weeks before your last day" for "posted for two weeks", nor "the two". A
+    sentence about the claim states the versions of its passage's headings ("Git v2.35.2 Release Notes")."""
     own, about = content_words(claim) - content_words(numbers.as_written(claim, value)), _about(a)
-    for text, _, _ in a.candidates:  # `about` is the best few of them
+    for text, ei, _ in a.candidates:  # `about` is the best few of them
         values = [v for v in numbers.extract_values(text) if v.unit == value.unit or value.unit not in numbers.TIME_UNITS]
         if numbers.present(value, _under_label(claim, value, text, values) or values) and (
                 text in about or len(own & content_words(text)) >= VALUE_CONTEXT_WORDS):
+            return True
+        if text in about and value.kind == "version" and 0 <= ei < len(evidence) and value.text.lstrip("vV") in {
+                v.text.lstrip("vV") for v in numbers.extract_values(_heading(evidence[ei]))}:
             return True
     return False
 

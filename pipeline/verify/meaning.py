@@ -22,6 +22,9 @@ _FAILURES = frozenset({"error", "exception"})
 # "skips building the package" ≈ "does not build it".
 _NEGATING_HEADS = frozenset("prohibit forbid prevent stop avoid refuse fail deny block disallow lack skip bypass".split())
 _SKIPPING = frozenset({"skip", "bypass"})  # … only their object or -ing form: "skip to step four" goes there
+# … and these take an -ing form, never an infinitive: "avoid cycles with X to tell levels apart" says
+# what X is for (the parser may hang "to tell" on "avoid"), "stop to check" is a purpose
+_NO_INFINITIVE = frozenset({"avoid", "prevent", "stop", "skip", "bypass"})
 # Lemmas that carry no predicate of their own (auxiliaries, light verbs).
 _LIGHT = frozenset("be have do can could may might must shall should will would get make let need go take say use".split())
 _LESSENING = frozenset({"reduce", "eliminate", "remove", "lessen", "minimize", "minimise", "obviate"})
@@ -166,8 +169,10 @@ def _negated(token, unless: bool = True) -> bool:
                 and not purpose and not _shares_negation(t):
             break  # "don't abuse editing to delete": "delete" is as negated as "abuse"
         verb = head.lemma_.lower()
+        infinitive = any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)
         if verb in _NEGATING_HEADS and t.dep_ not in ("prep", "conj") and not purpose \
-                and (verb not in _SKIPPING or t.dep_ == "dobj" or t.tag_ == "VBG"):
+                and (verb not in _SKIPPING or t.dep_ == "dobj" or t.tag_ == "VBG") \
+                and not (verb in _NO_INFINITIVE and infinitive):
             count += 1  # "avoid X and run Y": Y is run; "skip to step four to schedule it": it is scheduled
         t = head
     return count % 2 == 1
