@@ -343,11 +343,10 @@ def _with_the_claims_values(claim: str, cands: Sequence[tuple[str, int]], sims: 
         found = numbers.extract_values(" ".join([text, *headings.get(ei, [])]))
         return sum(numbers.present(v, found) for v in wanted)
 
-    near = [k for k in order if sims[k] >= sims[order[0]] - ALIGN_VALUE_MARGIN]
-    best = max(near, key=lambda k: (stated(k), sims[k]))
-    wide = [k for k in order if sims[k] >= sims[order[0]] - ALIGN_VALUES_WIDE_MARGIN]
-    richer = max(wide, key=lambda k: (stated(k), sims[k]))
-    return richer if stated(richer) >= stated(best) + ALIGN_VALUES_MORE else best
+    wide = {k: stated(k) for k in order if sims[k] >= sims[order[0]] - ALIGN_VALUES_WIDE_MARGIN}  # each counted once
+    best = max((k for k in wide if sims[k] >= sims[order[0]] - ALIGN_VALUE_MARGIN), key=lambda k: (wide[k], sims[k]))
+    richer = max(wide, key=lambda k: (wide[k], sims[k]))
+    return richer if wide[richer] >= wide[best] + ALIGN_VALUES_MORE else best
 
 
 def _heading(passage: str) -> str:

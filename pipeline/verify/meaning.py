@@ -169,10 +169,9 @@ def _negated(token, unless: bool = True) -> bool:
                 and not purpose and not _shares_negation(t):
             break  # "don't abuse editing to delete": "delete" is as negated as "abuse"
         verb = head.lemma_.lower()
-        infinitive = any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)
         if verb in _NEGATING_HEADS and t.dep_ not in ("prep", "conj") and not purpose \
                 and (verb not in _SKIPPING or t.dep_ == "dobj" or t.tag_ == "VBG") \
-                and not (verb in _NO_INFINITIVE and infinitive):
+                and not (verb in _NO_INFINITIVE and any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)):
             count += 1  # "avoid X and run Y": Y is run; "skip to step four to schedule it": it is scheduled
         t = head
     return count % 2 == 1
