@@ -1436,3 +1436,30 @@ def test_an_infinitive_under_avoid_says_what_for_not_what_is_avoided():
     # what "avoid" takes, its -ing form, is still avoided
     assert meaning._negated(next(t for t in meaning.parse("Use --locked to avoid updating the lock file.")
                                  if t.lower_ == "updating")) is True
+
+
+def test_a_means_clause_neither_agrees_nor_flips():
+    claim = "Turn off your computer right away, so that the suspicious activity can't continue."
+    said = "If you detect any unusual or suspicious activity on your computer, DO NOT turn off your computer."
+    # "By turning off the computer, …" names the action for what it leads to: it does not back the claim
+    window = said + " By turning off the computer, valuable evidence may be lost."
+    assert "DO NOT turn off your computer" in flips.flipped(claim, [said, window])
+    # … nor does a means clause flip a claim that negates the action
+    assert flips.flipped("Do not pass --jobs to make.", ["You can speed up builds by passing --jobs to make."]) == ""
+
+
+def test_a_bare_definite_subject_names_what_its_sentence_gave_it_before():
+    evidence = ['Backward compatibility notes. * The "--preserve-merges" option of "git rebase" has been removed.']
+    claim = ("Git 2.34 only deprecates the --preserve-merges option of git rebase in its backward compatibility "
+             "notes, and the option keeps working.")
+    assert "has been removed" in flips.flipped(claim, evidence)
+    # a bare "the option" with no kind before it, or another option before it, is not that option
+    assert flips.flipped("The option keeps working.", evidence) == ""
+    assert flips.flipped("Git 2.34 deprecates the --rebase-merges option, and the option keeps working.", evidence) == ""
+
+
+def test_rather_than_rejects_a_verb_behind_its_auxiliaries():
+    doc = meaning.parse("Even in Git 2.37 it stays opt-in rather than being exposed to everyone by default.")
+    exposed = next(t for t in doc if t.lower_ == "exposed")
+    assert meaning._rejected(exposed) and meaning._negated(exposed) is True
+    assert meaning._negated(next(t for t in meaning.parse("It is now exposed to everyone by default.") if t.lower_ == "exposed")) is False

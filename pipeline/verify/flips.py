@@ -60,8 +60,9 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
         return ""
     claim_doc = parse(ANSWER_WORD.sub("", claim))
     claim_conditions = conditions(claim_doc, unless=True)
+    claim_means = _means(claim_doc)
     claim_condition_count = condition_count(claim_doc, unless=False)
-    sentence_docs = [(d, conditions(d, unless=True)) for d in (parse(s) for s in sentences if s and not EXCEPTION.search(s))]
+    sentence_docs = [(d, conditions(d, unless=True), _means(d)) for d in (parse(s) for s in sentences if s and not EXCEPTION.search(s))]
     claim_words = {w.lower_ for w in claim_doc}
     for t in _predicates(claim_doc):
         lemma = _lemma(t)
@@ -72,10 +73,12 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
         readings = (_negated(t), _negated(t, unless=False))
         arguments = _arguments(t)
         agree, disagree = False, None
-        for doc, doc_conditions in sentence_docs:
+        for doc, doc_conditions, doc_means in sentence_docs:
             for e in _predicates(doc):
                 if t.i in claim_conditions and e.i not in doc_conditions:
                     continue  # a condition ("if you want it written") asserts nothing an assertion can flip
+                if e.i in doc_means and t.i not in claim_means:
+                    continue  # "By turning off the computer, evidence may be lost" neither turns it off nor says not to
                 e_lemma = _lemma(e)
                 if e_lemma == lemma:
                     same = _switch(t) == _switch(e) or not (_switch(t) and _switch(e))  # "turn it on" / "turn it off"
@@ -107,6 +110,14 @@ def flipped(claim: str, sentences: Iterable[str]) -> str:
         if disagree is not None and not agree:
             return _clause(disagree)
     return ""
+
+
+def _means(doc) -> set[int]:
+    """The token positions of a parse's means clauses, "by" and an -ing form ("By turning off the
+    computer, valuable evidence may be lost"): an action named for what it leads to, which the
+    sentence neither asserts nor denies."""
+    return {w.i for t in doc if t.lower_ == "by" and t.dep_ == "prep"
+            for c in t.children if c.dep_ == "pcomp" and c.tag_ == "VBG" for w in c.subtree}
 
 
 def _switch(token) -> str:

@@ -183,8 +183,12 @@ _REJECTING = ("instead of", "in lieu of", "rather than")
 
 def _rejected(token) -> bool:
     """Whether the words right before `token` reject it: "instead of", "in lieu of", "rather than"
-    ("is used in lieu of reading the entire tree": nothing is read)."""
-    return " ".join(t.lower_ for t in token.doc[max(0, token.i - 3):token.i]).endswith(_REJECTING)
+    ("is used in lieu of reading the entire tree": nothing is read), before its own auxiliaries too
+    ("stays opt-in rather than being exposed by default": it is not exposed)."""
+    start = token.i
+    while start > 0 and token.doc[start - 1].dep_ in ("aux", "auxpass") and token.doc[start - 1].head.i == token.i:
+        start -= 1
+    return " ".join(t.lower_ for t in token.doc[max(0, start - 3):start]).endswith(_REJECTING)
 
 
 # Marks of clauses that assert nothing about the statement they hang on: conditions, and concessions
@@ -396,8 +400,23 @@ def _same_subject(t, e, t_args: set[str], e_args: set[str]) -> bool:
     e_mods = {c.lemma_.lower() for c in es.children if c.dep_ in ("compound", "amod")}
     if t_mods and e_mods and not t_mods & e_mods:
         return False
-    # a kind the other side's clause never names: "travel comp time" is not "your comp time"
-    return not (_kinds(ts) - e_args - e_words or _kinds(es) - t_args - t_words)
+    # a kind the other side's clause never names: "travel comp time" is not "your comp time"; a bare
+    # "the option" names the kinds its sentence gave it before ("deprecates the --preserve-merges option …,
+    # and the option keeps working")
+    return not (_kinds(ts) - e_args - e_words - _named_before(es) or _kinds(es) - t_args - t_words - _named_before(ts))
+
+
+_DEFINITE = frozenset({"the", "this", "that", "these", "those"})
+
+
+def _named_before(subject) -> set[str]:
+    """The words before a bare definite subject ("the option", no modifier of its own) in its text:
+    what it refers back to may carry the kinds it leaves out. Empty for any other subject."""
+    children = list(subject.children)
+    if not any(c.dep_ == "det" and c.lower_ in _DEFINITE for c in children) \
+            or any(c.dep_ in ("compound", "amod", "nmod", "poss") for c in children):
+        return set()
+    return {_word(w) for w in subject.doc[:subject.i] if w.pos_ in CONTENT_POS and not w.is_stop}
 
 
 def _kinds(subject) -> set[str]:
