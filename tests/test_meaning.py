@@ -3,12 +3,14 @@ sentence splitting of Markdown evidence, negation (conditions, "unless", "instea
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from pipeline import numbers
 from pipeline.names import names, spelled_alike
 from pipeline.text import markdown_sentences
-from pipeline.verify import align, code, details, flips, meaning, rivals, roles, sides
+from pipeline.verify import align, code, details, flips, meaning, polarity, rivals, roles, sides
 from pipeline.verify import lemmas as lemmas_mod
 from pipeline.verify.candidates import (
     evidence_candidates,
@@ -1463,3 +1465,15 @@ def test_rather_than_rejects_a_verb_behind_its_auxiliaries():
     exposed = next(t for t in doc if t.lower_ == "exposed")
     assert meaning._rejected(exposed) and meaning._negated(exposed) is True
     assert meaning._negated(next(t for t in meaning.parse("It is now exposed to everyone by default.") if t.lower_ == "exposed")) is False
+
+
+def test_a_negation_under_an_adverb_root_is_read_and_ends():
+    # spaCy makes a new Token at each access, so `head.head is not head` never held at the root:
+    # a claim whose root is an adverb ("…, not anymore.") sent verification round it for ever
+    claim, sentence = "Hardly ever, not anymore.", "Starlette supports it anymore."
+    results: list = []
+    worker = threading.Thread(daemon=True, target=lambda: results.append(
+        (meaning.negation_scopes(claim), polarity._negation_differs(claim, sentence, [sentence]))))
+    worker.start()
+    worker.join(120)
+    assert results == [([("Hardly ever anymore", frozenset({"anymore"}))], False)]

@@ -136,7 +136,7 @@ def _clause_root(token):
     """The head of the independent clause `token` stands in: its sentence's root, or a clause joined to
     it by a semicolon or a colon, which spaCy hangs below the other ("That behaviour is governed by
     …; when …, CMake warns": "governed")."""
-    while token.dep_ not in ("ROOT", "ccomp", "parataxis") and token.head is not token:
+    while token.dep_ not in ("ROOT", "ccomp", "parataxis") and token.head.i != token.i:
         token = token.head
     return token
 
@@ -155,7 +155,7 @@ def _in_explaining(token) -> bool:
     for _ in range(5):
         if _explains(token):
             return True
-        if token.head is token:
+        if token.head.i == token.i:
             return False
         token = token.head
     return False
@@ -215,10 +215,10 @@ def unstated_clause(claim: str, passages: Sequence[str], given: str = "") -> str
     from pipeline.text import markdown_sentences
 
     doc = parse(ANSWER_WORD.sub("", claim))
-    joined = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.head is not t
+    joined = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.head.i != t.i
               and (t.dep_ in _JOINED and t.head.pos_ in ("VERB", "AUX") and not _paired(t)
                    or t.dep_ == "relcl" and t.i > 0 and _after_comma(t))]
-    attached = [t for t in doc if t.pos_ == "VERB" and t.head is not t and t.i > t.head.i and t not in joined
+    attached = [t for t in doc if t.pos_ == "VERB" and t.head.i != t.i and t.i > t.head.i and t not in joined
                 and (t.dep_ == "relcl" or t.dep_ == "advcl" and _marked(t))]
     if not joined and not attached:
         return ""
@@ -300,7 +300,7 @@ def _clause_span(head) -> list:
     own), and without trailing punctuation."""
     skip = {w.i for c in head.children if c.pos_ in ("VERB", "AUX") and c.i > head.i
             and (c.dep_ in _JOINED or c.dep_ == "advcl" and _marked(c)) for w in c.subtree}
-    span = [w for w in head.subtree if w.i not in skip and not (w.dep_ == "cc" and w.head is head and w.i < head.i)]
+    span = [w for w in head.subtree if w.i not in skip and not (w.dep_ == "cc" and w.head.i == head.i and w.i < head.i)]
     while span and (span[-1].is_punct or span[-1].dep_ == "cc"):
         span.pop()
     while span and (span[0].is_punct or span[0].dep_ == "cc"):

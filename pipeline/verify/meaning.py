@@ -147,13 +147,13 @@ def _negated(token, unless: bool = True) -> bool:
         count += any(c.lower_ in ("longer", "more") and c.dep_ == "advmod" and any(g.lower_ == "no" for g in c.children)
                      for c in t.children)  # "no longer satisfies", "no more accepts"
         count += unless and sum(_unless(c) for c in t.children)
-        if t is not token and t.pos_ == "NOUN":  # "there is no need to wait": "wait" is negated; so is it
+        if t.i != token.i and t.pos_ == "NOUN":  # "there is no need to wait": "wait" is negated; so is it
             count += any(c.dep_ == "det" and c.lower_ == "no" for c in t.children)  # where a verb removes the need
             count += t.lemma_ == "need" and t.head.lemma_ in _LESSENING  # ("reduce the need for code to inspect")
-        if t is not token and t.lower_ in ("nothing", "none", "nobody"):  # "there's nothing to reinstate"
+        if t.i != token.i and t.lower_ in ("nothing", "none", "nobody"):  # "there's nothing to reinstate"
             count += 1
         head = t.head
-        if head is t or any(x.text == ";" for x in t.doc[min(t.i, head.i) + 1:max(t.i, head.i)]):
+        if head.i == t.i or any(x.text == ";" for x in t.doc[min(t.i, head.i) + 1:max(t.i, head.i)]):
             break  # the root, or a statement of its own: "…are limited to it; X is not set" limits nothing less
         if (t.dep_ in ("pcomp", "pobj") and head.lower_ == "without") or _rejected(t):
             count += 1
@@ -306,14 +306,14 @@ def negation_scopes(text: str) -> list[tuple[str, frozenset[str]]]:
         if t.dep_ == "intj" or not (t.lower_ in _NEG_CUES or t.lower_.endswith("n't")) or _idiom(t) or _in_quotes(t):
             continue
         head = t if t.lower_ in SELF_NEGATING else t.head
-        while head.pos_ == "ADV" and head.head is not head:
+        while head.pos_ == "ADV" and head.head.i != head.i:
             head = head.head  # "no longer built": "built"
-        while head.dep_ == "compound" and head.head is not head:
+        while head.dep_ == "compound" and head.head.i != head.i:
             head = head.head
-        if t.dep_ == "det" and head.dep_ in ("attr", "dobj", "nsubj", "nsubjpass") and head.head is not head:
+        if t.dep_ == "det" and head.dep_ in ("attr", "dobj", "nsubj", "nsubjpass") and head.head.i != head.i:
             head = head.head  # "has no limit", "there's no maximum": the clause the noun belongs to
         clause = _own_clause(head)
-        other = {x.i for w in clause if w.dep_ == "advcl" and w is not head for x in w.subtree}  # "since …"
+        other = {x.i for w in clause if w.dep_ == "advcl" and w.i != head.i for x in w.subtree}  # "since …"
         kept = [w for w in sorted(clause, key=lambda w: w.i) if w.i not in other and w.i != t.i and not w.is_punct]
         core = {c.lemma_.lower() for c in head.children
                 if c.dep_ in _CORE_DEPS and c.i != t.i and c.pos_ not in ("PRON", "DET")}
@@ -363,7 +363,7 @@ def _arguments(token) -> set[str]:
     """The content words of a predicate's own clause, the predicate itself left out; for "before" /
     "after", those of the clause it modifies too ("list the specific route after the general one")."""
     words = {_word(w) for w in _own_clause(token) if w.pos_ in CONTENT_POS and not w.is_stop and w.i != token.i}
-    if token.pos_ in ("ADP", "SCONJ") and token.head is not token:
+    if token.pos_ in ("ADP", "SCONJ") and token.head.i != token.i:
         words |= {_word(w) for w in _own_clause(token.head) if w.pos_ in CONTENT_POS and not w.is_stop and w.i != token.i}
     return words | _subject_words(token)
 

@@ -257,7 +257,7 @@ def _marked_conditions(text: str) -> list[_Condition]:
         clause = sorted(head.subtree, key=lambda t: t.i)
         out.append(_Condition(
             even=before == "even" or any(c.dep_ == "advmod" and c.lower_ == "even" for c in head.children),
-            only=before == "only" or any(c.lower_ == "only" for c in head.head.children if head.head is not head),
+            only=before == "only" or any(c.lower_ == "only" for c in head.head.children if head.head.i != head.i),
             negative=any(t.dep_ == "neg" or t.lower_ in NEGATIONS for t in clause),
             words={t.lemma_.lower() for t in clause if t.pos_ in meaning.CONTENT_POS and not t.is_stop},
             text=original[clause[0].idx:clause[-1].idx + len(clause[-1].text)],
