@@ -555,15 +555,11 @@ def test_a_condition_after_the_statement_runs_to_the_end_of_the_sentence():
     sentence = ("A local file is uploaded if its size is different, its modified time is newer than the copy's, "
                 "or the file does not exist in the bucket.")
     assert meaning.asserted(sentence) == "A local file is uploaded ."
-    from pipeline.verify import polarity
-
     assert not polarity._negation_differs("It is also uploaded when its modified time is newer than the copy's.",
                                           sentence, [sentence])
 
 
 def test_a_negated_answer_without_a_verb_answers_the_question():
-    from pipeline.verify import polarity
-
     source = "Note that the bucket must be empty before it can be removed."
     assert not polarity._negation_differs("Not with a plain rb, because the bucket has to be empty first.", source, [source])
 
@@ -889,8 +885,6 @@ def test_two_code_names_of_one_make_compare_their_context_by_stem():
 
 
 def test_a_hedged_reply_before_a_colon_negates_nothing_after_it():
-    from pipeline.verify import polarity
-
     assert not polarity.negated("Not necessarily: it is easy to write the missing wrapper yourself.")
     assert not polarity.negated("Not by default: you have to turn it on.")
     assert polarity.negated("Not all options are supported: see the list.")  # a statement, not a reply
@@ -900,8 +894,6 @@ def test_a_hedged_reply_before_a_colon_negates_nothing_after_it():
 def test_there_is_nothing_to_do_negates_the_doing():
     assert meaning.negation_scopes("There's nothing extra to install.") == [("There 's extra", frozenset({"install"}))]
     source = ["vgdb is provided as part of the distribution.", "You do not need to install it separately."]
-    from pipeline.verify import polarity
-
     assert not polarity._negation_differs("vgdb comes with the distribution, so there's nothing extra to install.",
                                           " ".join(source), source)
 
@@ -933,8 +925,6 @@ def test_words_that_attribute_a_statement_to_the_documents_add_nothing():
 
 
 def test_a_bound_after_never_and_leaving_out_read_as_they_mean():
-    from pipeline.verify import polarity
-
     assert not polarity.negated("So a threaded program never uses more than one CPU at once.")
     assert polarity.negated("Use --fn-skip to leave a dispatcher function out of the call graph.")
     assert polarity.negated("Another way is to simply leave out given functions in the call graph.")
@@ -949,8 +939,6 @@ def test_a_negated_result_clause_does_not_negate_the_advice_before_it():
 
 
 def test_a_negation_about_earlier_versions_is_no_flip_of_one_about_now():
-    from pipeline.verify import polarity
-
     sentence = "For example, earlier versions of Cachegrind didn't have a branch predictor simulation."
     assert not polarity._negation_differs("Cachegrind can also simulate branch prediction.", sentence, [sentence])
     now = "Cachegrind doesn't have a branch predictor simulation."
@@ -968,8 +956,6 @@ def test_a_name_written_out_is_no_rival_of_its_acronym():
 
 
 def test_what_a_claim_says_happens_by_default_against_an_option_entry_default():
-    from pipeline.verify import polarity
-
     entry = ["`--check-stack-var=<yes|no> [default: no]`: Controls whether DRD detects data races on stack variables."]
     assert polarity.default_flipped("By default DRD already checks stack variables for races, so the report "
                                     "isn't caused by the stack.", entry) == "default: no"
@@ -979,8 +965,6 @@ def test_what_a_claim_says_happens_by_default_against_an_option_entry_default():
 
 
 def test_a_negative_claim_agreeing_with_an_entry_default_is_no_negation_mismatch():
-    from pipeline.verify import polarity
-
     entry = "`--check-stack-var=<yes|no> [default: no]`: Controls whether DRD detects data races on stack variables."
     assert not polarity._negation_differs("By default DRD doesn't check stack variables for races.", entry, [entry])
 
@@ -991,8 +975,6 @@ def test_a_which_clause_describes_and_restricts_nothing():
 
 
 def test_an_on_off_state_flipped_is_found_with_the_sources_words():
-    from pipeline.verify import polarity
-
     source = ["Leak checking is on by default, and verbose output is off."]
     assert polarity.state_flipped("Leak checking is turned off by default.", source) == "Leak checking is on"
     assert polarity.state_flipped("Verbose output is enabled by default.", source) == "verbose output is off"
@@ -1002,8 +984,6 @@ def test_an_on_off_state_flipped_is_found_with_the_sources_words():
 
 
 def test_an_on_off_state_agreeing_or_about_something_else_is_no_flip():
-    from pipeline.verify import polarity
-
     source = ["Leak checking is on by default, and verbose output is off."]
     assert polarity.state_flipped("Leak checking is on by default.", source) == ""
     assert polarity.state_flipped("Debug output is on by default.", source) == ""  # another thing's output
@@ -1026,16 +1006,12 @@ def test_a_swap_needs_the_claims_name_in_the_same_statement():
 
 
 def test_a_default_said_as_off_agrees_with_an_entry_whose_default_is_no():
-    from pipeline.verify import polarity
-
     entry = ["`--stacks=<yes|no> [default: no]`: Specifies whether stack profiling should be done."]
     assert polarity.default_flipped("Stack profiling is off by default, because it is slow.", entry) == ""
     assert polarity.default_flipped("Stack profiling is on by default.", entry) == "default: no"
 
 
 def test_a_negation_in_a_purpose_an_only_or_an_answer_word_asserts_nothing_against_the_source():
-    from pipeline.verify import polarity
-
     source = "To run Valgrind without having to install it, run coregrind/valgrind with VALGRIND_LIB set."
     assert not polarity._negation_differs("You can run coregrind/valgrind with VALGRIND_LIB set.", source, [source])
     source = "By default Massif measures only heap memory, i.e. memory allocated with `malloc` and `new`."
@@ -1076,8 +1052,6 @@ def test_a_list_item_said_otherwise_or_elsewhere_is_no_swap():
 
 
 def test_a_behaviour_the_source_says_is_past_stated_as_the_present_is_a_flip():
-    from pipeline.verify import polarity
-
     source = ['* "git branch -D <branch>" used to refuse to remove a broken branch ref that points at a missing '
               'commit, which has been corrected.']
     assert polarity.past_flipped("Git 2.33.1 made it a rule that git branch -D refuses to remove a broken branch "
@@ -1090,8 +1064,6 @@ def test_a_behaviour_the_source_says_is_past_stated_as_the_present_is_a_flip():
 
 
 def test_what_an_option_makes_fail_is_no_negation_of_the_option_being_added():
-    from pipeline.verify import polarity
-
     source = '* "git clone --reject-shallow" option fails the clone as soon as we notice a shallow repository.'
     assert not polarity._negation_differs("Git 2.32 added a --reject-shallow option to git clone.", source, [source])
     source = "Drug X fails to improve survival in older patients."
@@ -1163,8 +1135,6 @@ def test_a_list_item_in_another_number_or_said_by_stem_is_no_swap():
 
 
 def test_an_opening_without_is_a_condition_and_a_negation_of_what_the_claim_never_says_flips_nothing():
-    from pipeline.verify import polarity
-
     assert meaning.asserted("Without an API key you can still read public data.") == "you can still read public data."
     assert meaning.asserted("Without a token, the upload fails.") == "the upload fails."
     source = "Public data can be read with or without an account."
@@ -1186,8 +1156,6 @@ def test_two_verbs_joined_by_and_share_what_follows_them():
 
 
 def test_everything_except_a_thing_flips_only_that_thing():
-    from pipeline.verify import polarity
-
     source = ["`--purge`: This option makes `tool clean` remove only the `cache` folder in the build directory."]
     assert polarity.restriction_flipped("tool clean --purge removes everything in the build directory except the "
                                         "cache folder.", source).startswith("only the `cache` folder")
@@ -1205,8 +1173,6 @@ def test_the_other_extreme_of_the_same_thing_is_a_flip():
 
 
 def test_a_default_said_after_an_aside_is_read_with_its_subject():
-    from pipeline.verify import polarity
-
     entry = ["`--trace=<yes|no> [default: no]`: Specifies whether call tracing should be done."]
     assert polarity.default_flipped("Call tracing, on the other hand, is on by default.", entry) == "default: no"
     assert polarity.default_flipped("Call tracing, on the other hand, is off by default.", entry) == ""

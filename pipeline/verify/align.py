@@ -461,8 +461,8 @@ def _stated_near(a: Alignment, claim: str, value: numbers.Value, evidence: Seque
         if numbers.present(value, _under_label(claim, value, text, values) or values) and (
                 text in about or len(own & content_words(text)) >= VALUE_CONTEXT_WORDS):
             return True
-        if text in about and value.kind == "version" and 0 <= ei < len(evidence) and value.text.lstrip("vV") in {
-                v.text.lstrip("vV") for v in numbers.extract_values(_heading(evidence[ei]))}:
+        if text in about and value.kind == "version" and 0 <= ei < len(evidence) \
+                and numbers.present(value, numbers.extract_values(_heading(evidence[ei]))):
             return True
     return False
 
