@@ -75,6 +75,25 @@ def test_the_model_reads_each_piece_of_evidence_once():
     assert verify.model.distinct([], 3) == []
 
 
+def test_the_model_also_reads_the_sentence_with_most_of_the_claims_words():
+    claim = "Support sessions are booked through the staff portal and last fifty minutes."
+    candidates = [
+        ("Support sessions are free.", 0, 0.74),
+        ("Support sessions are confidential.", 0, 0.72),
+        ("Staff can ask for support.", 1, 0.70),
+        ("Sessions are booked through the staff portal and last fifty minutes each.", 2, 0.61),
+        ("Sessions booked through the staff portal last fifty minutes, and staff follow up.", 3, 0.55),
+        ("Support sessions were booked through the staff portal; the last took fifty minutes.", 4, 0.30),  # not about it
+    ]
+    chosen = verify.model.distinct(candidates, 3)
+    read = verify.model.with_most_words(claim, candidates, chosen)
+    # the first of the two that hold the most of its words, not the sentence about something else that holds them all
+    assert read == [*chosen, ("Sessions are booked through the staff portal and last fifty minutes each.", 2)]
+    # nothing is added when a chosen sentence holds as many words, or the claim has none
+    assert verify.model.with_most_words(claim, candidates, [*chosen, read[-1]]) == [*chosen, read[-1]]
+    assert verify.model.with_most_words("It is.", candidates, chosen) == chosen
+
+
 def test_reads_claim_and_evidence_together(model):
     true = ("Einstein was born in Ulm in 1879.", EINSTEIN)
     negated = ("POLAR was not presented at MobiCom 2021.", POLAR)

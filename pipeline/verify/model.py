@@ -12,6 +12,7 @@ import numpy as np
 from pipeline.text import words
 from pipeline.types import Label
 from pipeline.verify.align import Alignment
+from pipeline.verify.candidates import content_words
 from pipeline.verify.combiner import probabilities
 from pipeline.verify.rules import (
     CONFLICT_MIN_SIMILARITY,
@@ -48,6 +49,25 @@ def distinct(candidates: Sequence[tuple[str, int, float]], n: int) -> list[tuple
     return chosen
 
 
+def with_most_words(claim: str, candidates: Sequence[tuple[str, int, float]],
+                    chosen: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """`chosen`, and the candidate about the claim (cosine at least CONFLICT_MIN_SIMILARITY) that
+    holds the most of the claim's content words, when that is more than every chosen one holds (of
+    several, the best aligned): a sentence that names what the claim names ("a `commit-queue-failed` label is
+    added") may rank below shorter ones that share its topic ("add `commit-queue` label")."""
+    words = content_words(claim)
+    if not words:
+        return chosen
+    def held(text: str) -> int:
+        return len(words & content_words(text))
+    about = [(text, ei) for text, ei, cos in candidates if cos >= CONFLICT_MIN_SIMILARITY]
+    counts = [held(text) for text, _ in about]
+    most = max((held(text) for text, _ in chosen), default=0)
+    if not counts or max(counts) <= most:
+        return chosen
+    return [*chosen, about[counts.index(max(counts))]]
+
+
 def model_signals(aligned: Sequence[Alignment], verifier: Any,
                   skip: Sequence[bool] = ()) -> list[tuple[float, str, int, float, str, int] | None]:
     """Per claim: (P(supports), its sentence, its evidence index, P(refutes), its sentence, its index),
@@ -57,7 +77,7 @@ def model_signals(aligned: Sequence[Alignment], verifier: Any,
     for i, a in enumerate(aligned):
         if i < len(skip) and skip[i]:
             continue
-        for text, ei in distinct(a.candidates, MODEL_CANDIDATES):
+        for text, ei in with_most_words(a.claim, a.candidates, distinct(a.candidates, MODEL_CANDIDATES)):
             pairs.append((a.claim, text))
             owner.append((i, text, ei))
     probs = verifier.predict(pairs, batch_size=MODEL_BATCH) if pairs else np.zeros((0, 3))
