@@ -327,7 +327,12 @@ def code_spans(text: str) -> list[tuple[int, int]]:
 
 # --- citations
 
-_MARK = r"\[(?:\s*(?:\d+|[A-Za-z]?\d+|source[- ]?\d+)\s*(?:[,;–-]\s*)?)+\]"
+# One marker: numbers (or "source 2", "S2") in brackets, apart by a comma, semicolon, dash or space.
+# Each number must be followed by a separator or the closing bracket, so that a list of numbers that
+# is no marker ("[3, 4, 10, 11, … 57 (peak)]") fails in one pass; an optional separator there let
+# "10" be read as "1" and "0", and the match backtracked through every split of every number.
+_ITEM = r"(?:source[- ]?\d+|[A-Za-z]?\d+)"
+_MARK = rf"\[\s*{_ITEM}(?:(?:\s*[,;–-]\s*|\s+){_ITEM})*(?:\s*[,;–-])?\s*\]"
 MARK = re.compile(_MARK, re.IGNORECASE)  # one marker
 CITATION = re.compile(rf"\s*{_MARK}", re.IGNORECASE)  # one marker, with the space before it
 CITATIONS = re.compile(rf"(?:\s*{_MARK})+", re.IGNORECASE)  # a run of markers ("[1][2]")

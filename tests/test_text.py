@@ -83,6 +83,31 @@ def test_markdown_sentences_join_wrapped_lines_and_keep_blocks_apart():
 def test_citations():
     assert text.cited_numbers("A [1]. B [2, 3]. C [source 4]. D [S5][6].") == (1, 2, 3, 4, 5, 6)
     assert text.cited_numbers("A list [a, b] and the year [2023 edition] are not citations.") == ()
+    assert text.cited_numbers("A [1 2]. B [1-3]. C [1; 4]. D [ 5, ].") == (1, 2, 3, 4, 5)
+
+
+def test_a_list_of_numbers_that_is_no_citation_is_read_in_one_pass():
+    # Massif's "Detailed snapshots: [3, 4, 10, …, 57 (peak)]": the old marker pattern tried every
+    # split of every number (8 numbers took 100 s, 25 would take years); an answer or a claim quoting
+    # it hung its worker thread
+    import threading
+
+    from pipeline.citations import check_citations
+    from pipeline.claims import extract_claims, strip_citations
+
+    numbers = ", ".join(str(n) for n in range(10, 60, 2))
+    answer = f"Massif lists the detailed snapshots: [{numbers} (peak)] [1]. Each one is 1024 bytes [2]."
+    results: list = []
+    worker = threading.Thread(daemon=True, target=lambda: results.append(
+        (text.cited_numbers(answer), check_citations(answer, {1, 2}), strip_citations(answer),
+         [c.text for c in extract_claims(answer, [])])))
+    worker.start()
+    worker.join(120)
+    assert results, "the citation pattern did not finish"
+    cited, (checked, invented), stripped, claims = results[0]
+    assert cited == (1, 2) and checked == answer and not invented
+    assert stripped == f"Massif lists the detailed snapshots: [{numbers} (peak)]. Each one is 1024 bytes."
+    assert claims == [f"Massif lists the detailed snapshots: [{numbers} (peak)].", "Each one is 1024 bytes."]
     assert text.CITATION.sub("", "Paid in 2023 [1].") == "Paid in 2023."
     assert text.marked_numbers("[3, 1]") == [3, 1]
 
