@@ -21,13 +21,15 @@ Passes per verifier method (one index, reused by every pass):
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import re
 import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +165,24 @@ def copy_corpus(corpus: str | Path, dest: Path) -> int:
     return n
 
 
+@contextlib.contextmanager
+def corpus_work(corpus: str | Path, work_dir: str | Path | None = None) -> Iterator[Path]:
+    """The folder a run copies `corpus` into and keeps its data dir (index, sentence vectors) in: a
+    temporary one, removed afterwards; or, with `work_dir`, a folder in it named after the corpus
+    (its name and a hash of its path, so corpora never share an index), kept for the next run, which
+    then embeds only the documents that changed. The previous copy is removed first, so that a
+    document deleted from the corpus leaves the index too."""
+    if work_dir is None:
+        with tempfile.TemporaryDirectory(prefix="ravbot-check-") as work:
+            yield Path(work)
+        return
+    where = str(Path(corpus).expanduser().resolve())
+    folder = Path(work_dir).expanduser() / f"{source_name(corpus)}-{hashlib.blake2b(where.encode(), digest_size=4).hexdigest()}"
+    shutil.rmtree(folder / source_name(corpus), ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    yield folder
+
+
 def source_name(corpus: str | Path) -> str:
     return re.sub(r"[^a-z0-9_-]+", "-", Path(corpus).resolve().name.lower()).strip("-") or "corpus"
 
@@ -257,16 +277,17 @@ def _score(record: dict[str, Any], case: Mapping[str, Any], run: str) -> dict[st
 
 def run_check(cases: Sequence[Mapping[str, Any]], corpus: str | Path, methods: Sequence[str] = ("cosine", "default"),
               base_settings=None, progress: Progress | None = None,
-              dump: Callable[[dict], None] | None = None) -> dict[str, Any]:
-    """Index `corpus` once, then per method the faithful, corrupted and correction passes; the summary."""
+              dump: Callable[[dict], None] | None = None, work_dir: str | Path | None = None) -> dict[str, Any]:
+    """Index `corpus` once, then per method the faithful, corrupted and correction passes; the summary.
+    (`work_dir`: see `corpus_work`.)"""
     from lab.scripted_llm import ScriptedLLM
 
     say = progress or (lambda _msg: None)
     in_scope = [c for c in cases if not c.get("out_of_scope")]
     by_id = {c["id"]: c for c in cases}
     records: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="ravbot-check-") as work, ScriptedLLM(cases) as scripted:
-        work_path, name = Path(work), source_name(corpus)
+    with corpus_work(corpus, work_dir) as work_path, ScriptedLLM(cases) as scripted:
+        name = source_name(corpus)
         docs = work_path / name
         say(f"copied {copy_corpus(corpus, docs)} documents of {corpus}")
         llm = {"llm_base_url": scripted.url, "llm_model": "scripted", "llm_api_key": "scripted", "llm_retries": 0}
@@ -423,13 +444,15 @@ def posted_markdown_link(answer) -> bool:
 
 
 def run_extractive(cases: Sequence[Mapping[str, Any]], corpus: str | Path, base_settings=None,
-                   progress: Progress | None = None, dump: Callable[[dict], None] | None = None) -> dict[str, Any]:
+                   progress: Progress | None = None, dump: Callable[[dict], None] | None = None,
+                   work_dir: str | Path | None = None) -> dict[str, Any]:
     """Index `corpus` once and ask every question with no LLM (the configured verifier and
-    correction stay on, as a newcomer runs it); what the posted answers hold."""
+    correction stay on, as a newcomer runs it); what the posted answers hold. (`work_dir`: see
+    `corpus_work`.)"""
     say = progress or (lambda _msg: None)
     records = []
-    with tempfile.TemporaryDirectory(prefix="ravbot-check-") as work:
-        work_path, name = Path(work), source_name(corpus)
+    with corpus_work(corpus, work_dir) as work_path:
+        name = source_name(corpus)
         docs = work_path / name
         say(f"copied {copy_corpus(corpus, docs)} documents of {corpus}")
         settings = check_settings(base_settings, work_path / "data", name, docs, llm_base_url="")

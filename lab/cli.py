@@ -375,9 +375,11 @@ def extractive_table(summary: dict) -> str:
 @click.option("--extractive", is_flag=True, help="No LLM: check the extractive answers (values, fragments, duplicates, markup).")
 @click.option("--dump", "dump_file", type=click.Path(dir_okay=False), default=None,
               help="Write one JSON line per question asked (claims, labels, conflicts, sentences).")
+@click.option("--work-dir", type=click.Path(file_okay=False), default=None,
+              help="Keep the corpus's copy and index in this folder between runs (a later run embeds only changed documents).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def check_cmd(ctx, cases_file, corpus, methods, limit, extractive, dump_file, as_json) -> None:
+def check_cmd(ctx, cases_file, corpus, methods, limit, extractive, dump_file, work_dir, as_json) -> None:
     """Does the verifier flag the one wrong sentence of an answer and leave the right ones alone?"""
     from lab import check
 
@@ -395,10 +397,12 @@ def check_cmd(ctx, cases_file, corpus, methods, limit, extractive, dump_file, as
 
     try:
         if extractive:
-            summary = check.run_extractive(cases, corpus, settings, progress=say, dump=dump if out else None)
+            summary = check.run_extractive(cases, corpus, settings, progress=say, dump=dump if out else None,
+                                           work_dir=work_dir)
             _emit(summary, as_json, extractive_table(summary))
         else:
-            summary = check.run_check(cases, corpus, names, settings, progress=say, dump=dump if out else None)
+            summary = check.run_check(cases, corpus, names, settings, progress=say, dump=dump if out else None,
+                                      work_dir=work_dir)
             _emit(summary, as_json, check_table(summary))
     finally:
         if out:

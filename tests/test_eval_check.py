@@ -231,3 +231,22 @@ def test_extractive_run(corpus, embedder):
     assert summary["value_retrieved"]["k"] >= summary["value_found"]["k"]
     assert summary["fragment"]["n"] == 2 and summary["seconds_p50"] > 0
     assert any("copied 2 documents" in line for line in seen)  # SOURCE.txt is left out
+
+
+def test_a_work_dir_keeps_the_index_for_the_next_run(corpus, embedder, tmp_path):
+    root, cases = corpus
+    work = tmp_path / "work"
+    runs = []
+    for _ in range(2):
+        seen: list[str] = []
+        summary = check.run_extractive(check.load_cases(cases), root, progress=seen.append, work_dir=work)
+        runs.append((summary, seen))
+    (first, seen1), (second, seen2) = runs
+    indexed = [[line for line in seen if line.startswith("indexed ")] for seen in (seen1, seen2)]
+    assert "2 documents" in indexed[0][0] and "0 documents" in indexed[1][0]  # the second run embedded nothing
+    assert first["value_found"] == second["value_found"] and first["in_scope_refused"] == second["in_scope_refused"]
+    # one folder per corpus, named after it; another corpus of the same name gets its own
+    assert [p.name.rsplit("-", 1)[0] for p in work.iterdir()] == [check.source_name(root)]
+    with check.corpus_work(tmp_path / "elsewhere" / root.name, work) as other:
+        assert other.parent == work
+    assert len(list(work.iterdir())) == 2
