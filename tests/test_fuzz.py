@@ -116,6 +116,21 @@ def test_check_citations_keeps_only_provided_ids(text: str, provided: set[int]):
     assert set(invented).isdisjoint(provided)
 
 
+@FAST
+@given(st.lists(st.integers(0, 99_999), min_size=1, max_size=40), st.sampled_from([",", ", ", ";", " ", "-", " , "]),
+       st.sampled_from(["]", " ]", ",]", ")", " (peak)]", ', "x"]', "", "\n]"]))
+def test_a_bracketed_list_of_numbers_is_a_marker_only_when_it_closes_as_one(numbers: list[int], sep: str, tail: str):
+    # "[3, 4, 10, … 57 (peak)]" is read in one pass (the marker pattern once backtracked through every
+    # split of every number, tests/test_text.py); it cites nothing, and the answer's own marker still counts
+    listed = "[" + sep.join(str(n) for n in numbers) + tail
+    text = f"Massif lists the snapshots {listed} [1]."
+    closes = tail in ("]", " ]", ",]", "\n]")
+    assert cited_ids(text) == ({1, *numbers} if closes else {1})
+    cleaned, invented = check_citations(text, {1})
+    assert set(invented) == (set(numbers) - {1} if closes else set())
+    assert cited_ids(cleaned) == {1} and (cleaned == text if not closes else cleaned.endswith(" [1]."))
+
+
 # --- rendering ------------------------------------------------------------------------------------
 
 @st.composite
