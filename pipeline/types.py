@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
 from pipeline.text import link_text, unescaped
 
@@ -19,7 +20,8 @@ def content_hash(text: str) -> str:
 
 @dataclass(frozen=True)
 class Document:
-    """One loaded file or web page. `id` is `<source>:<path or url>`; `hash` is of its text."""
+    """One loaded file or web page. `id` is `<source>:<path or url>`; `hash` is of its text (computed
+    once: every chunk of the document carries it)."""
 
     id: str
     source: str
@@ -31,7 +33,7 @@ class Document:
     domain: str = ""
     format: str = "text"  # text | markdown | rst | html
 
-    @property
+    @cached_property
     def hash(self) -> str:
         return content_hash(self.title + "\n" + self.text)
 

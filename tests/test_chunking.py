@@ -106,6 +106,22 @@ def test_chunk_ids_are_content_derived():
     assert len({x.id for x in a}) == len(a)
 
 
+def test_a_document_is_hashed_once_however_many_chunks_it_has(monkeypatch):
+    # Each chunk carries its document's hash. Hashing the whole text again for every chunk made
+    # chunking quadratic in the document's size: a 4 MB manual took 41 s (benchmarks/big_doc.py).
+    import pipeline.types
+
+    text = "\n\n".join(f"## Part {i}\n\nParagraph {i} says something about part {i} of the guide." for i in range(300))
+    doc = Document(id="d:big", source="d", title="Guide", text=text)
+    whole = []
+    real = pipeline.types.content_hash
+    monkeypatch.setattr(pipeline.types, "content_hash", lambda t: (whole.append(t) if len(t) >= len(text) else None) or real(t))
+    chunks = chunk_document(doc, size=200, overlap=0)
+    assert len(chunks) >= 100
+    assert len(whole) == 1
+    assert {c.doc_hash for c in chunks} == {real("Guide\n" + text)} == {doc.hash}
+
+
 def test_sentence_split_and_bad_parameters():
     assert split_sentences("It costs 3.5 dollars. Then (B) follows! Done?") == ["It costs 3.5 dollars.", "Then (B) follows!", "Done?"]
     assert split_sentences("Use a tool, e.g. Git. Then `push` it.") == ["Use a tool, e.g. Git.", "Then `push` it."]
