@@ -8,7 +8,8 @@ rst option does), table rows "Header: cell — Header: cell" items, and an admon
 text ("Note: …"). Whitespace inside prose is collapsed; inside `<pre>` it is kept. A plain-text file laid
 out line by line (DocBook's "literallayout": a README) keeps its lines, and its underlined headings
 become headings (`underlined_headings`, which plain-text files go through too) and its "-- " items
-list items (`dashed_items`). Pure: no I/O.
+list items (`dashed_items`). A page nested deeper than Python can recurse (hundreds of levels)
+is read as its plain text, one line per block. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ def html_to_markdown(html: str) -> tuple[str, str]:
         tag.decompose()
     root = (soup.find("main") or soup.find("article") or soup.find(attrs={"role": "main"})
             or soup.find("div", class_="body") or soup.body or soup)
-    lines = _blocks(root)
+    try:
+        lines = _blocks(root)
+    except RecursionError:  # nested deeper than Python recurses (hundreds of levels): its text, block by block
+        lines = [line for t in root.get_text("\n").split("\n") if t.strip() for line in (_one_line(t), "")]
     if not title:
         h1 = root.find("h1")
         title = _one_line(h1.get_text(" ")) if h1 else ""

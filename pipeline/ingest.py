@@ -59,11 +59,17 @@ def load_source(name: str, locations: list[str], max_bytes: int = 5_000_000, tim
 
 
 def _add(report: LoadReport, location: str, load) -> None:
+    """Load one document into `report`; one that cannot be read is skipped with its reason, and
+    never stops the others (a parser's own error included: it names the error's type)."""
     try:
         report.documents.append(load())
     except (OSError, ValueError, urllib.error.URLError) as e:
         log.warning("skipped %s: %s", location, e)
         report.skipped.append((location, str(e)))
+    except Exception as e:  # a parser's failure on a malformed document is that document's, not the source's
+        reason = f"could not be read ({type(e).__name__}: {e})"
+        log.warning("skipped %s: %s", location, reason)
+        report.skipped.append((location, reason))
 
 
 def _files(path: Path) -> Iterator[Path]:
@@ -73,6 +79,16 @@ def _files(path: Path) -> Iterator[Path]:
     for file in sorted(path.rglob("*")):
         if file.is_file() and file.suffix.lower() in FORMATS and not any(p.startswith(".") for p in file.relative_to(path).parts):
             yield file
+
+
+TITLE_LIMIT = 200  # characters of a document's title shown as a source
+
+
+def shown_title(title: str) -> str:
+    """A title as sources show it: one line, at most TITLE_LIMIT characters ("…" ends a cut one).
+    A page's `<title>` or front matter may hold anything; a Slack or Discord source line may not."""
+    line = " ".join(title.split())
+    return line if len(line) <= TITLE_LIMIT else line[:TITLE_LIMIT - 1].rstrip() + "…"
 
 
 def load_file(path: Path, source: str, max_bytes: int = 5_000_000, root: Path | None = None,
@@ -100,7 +116,7 @@ def load_file(path: Path, source: str, max_bytes: int = 5_000_000, root: Path | 
         if fmt == "markdown" and title.lower() == "index" and rel.count("/"):
             title = posixpath.basename(posixpath.dirname(rel)).replace("_", " ").replace("-", " ")
         title = title[:1].upper() + title[1:] if fmt == "markdown" else title
-    return Document(id=f"{source}:{path.resolve()}", source=source, title=title, text=text, path=site.shown(rel),
+    return Document(id=f"{source}:{path.resolve()}", source=source, title=shown_title(title), text=text, path=site.shown(rel),
                     url=site.page_url(rel, meta), modified=path.stat().st_mtime, domain="", format=fmt)
 
 
@@ -129,7 +145,7 @@ def load_url(url: str, source: str, max_bytes: int = 5_000_000, timeout: float =
     text, title = to_markdown(decode(body, url), fmt)
     if not text.strip():
         raise ValueError(f"{url} has no text")
-    return Document(id=f"{source}:{url}", source=source, title=title or url, text=text, url=url,
+    return Document(id=f"{source}:{url}", source=source, title=shown_title(title or url), text=text, url=url,
                     domain=urllib.parse.urlparse(url).netloc, format=fmt)
 
 

@@ -8,7 +8,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from pipeline.ingest import load_source
+from pipeline.ingest import TITLE_LIMIT, LoadReport, _add, load_source
 from pipeline.markup import to_markdown
 
 
@@ -65,6 +65,40 @@ def test_unreadable_file_is_skipped(folder):
         bad.chmod(0)
         report = load_source("team", [str(folder)], max_bytes=1000)
         assert any(p.endswith("locked.md") for p, _ in report.skipped)
+
+
+def test_a_page_nested_deeper_than_python_recurses_is_read_and_the_others_too(tmp_path):
+    # 3,000 nested <div>s overflowed the converter's recursion; the RecursionError escaped
+    # load_source, and no document of the source could be indexed.
+    (tmp_path / "deep.html").write_text("<html><body>" + "<div>" * 3000 + "<p>The VPN key rotates monthly.</p>"
+                                        + "</div>" * 3000 + "<p>Ask #it-help.</p></body></html>")
+    (tmp_path / "guide.md").write_text("# Guide\n\nBackups are kept for 30 days.\n")
+    report = load_source("team", [str(tmp_path)])
+    assert report.skipped == []
+    deep = next(d for d in report.documents if d.path.endswith("deep.html"))
+    assert deep.text == "The VPN key rotates monthly.\n\nAsk #it-help."
+    assert any(d.title == "Guide" for d in report.documents)
+
+
+def test_a_parser_failure_skips_its_document_with_the_reason():
+    report = LoadReport()
+
+    def broken():
+        raise KeyError("tbody")
+
+    _add(report, "docs/odd.html", broken)
+    assert report.documents == []
+    assert report.skipped == [("docs/odd.html", "could not be read (KeyError: 'tbody')")]
+
+
+def test_titles_are_one_line_and_bounded(tmp_path):
+    (tmp_path / "a.html").write_text("<html><head><title>On-call\n\n   rota </title></head><body><p>Alice.</p></body></html>")
+    (tmp_path / "b.html").write_text(f"<html><head><title>{'Runbook ' * 1000}</title></head><body><p>Bob.</p></body></html>")
+    (tmp_path / "c.md").write_text("---\ntitle: |\n  Two\n  lines\n---\nBody text.\n")
+    titles = {os.path.basename(d.path): d.title for d in load_source("team", [str(tmp_path)]).documents}
+    assert titles["a.html"] == "On-call rota" and titles["c.md"] == "Two lines"
+    assert len(titles["b.html"]) == TITLE_LIMIT and titles["b.html"].startswith("Runbook Runbook")
+    assert titles["b.html"].endswith("…") and "\n" not in titles["b.html"]
 
 
 def test_markdown_titles():
