@@ -1,6 +1,7 @@
 """HTML pages as their readers see them: the page's main text as Markdown-like text, the way
 `pipeline.rst` and `pipeline.myst` render theirs.
 
+The text is the page's `<main>`, else every top-level `<article>` (a list page has one per entry).
 Navigation (menus, sidebars, tables of contents, "Prev / Up / Next" bars, Sphinx's ¶ links) is
 dropped; headings become `#` lines, `<pre>` blocks fenced code, `<code>`/`<tt>`/`<kbd>` code spans,
 lists list items, a definition list's terms lead their descriptions ("`--leak-check=full`: …", as an
@@ -44,16 +45,27 @@ def html_to_markdown(html: str) -> tuple[str, str]:
         tag.decompose()
     for tag in soup.find_all(_is_navigation):
         tag.decompose()
-    root = (soup.find("main") or soup.find("article") or soup.find(attrs={"role": "main"})
-            or soup.find("div", class_="body") or soup.body or soup)
-    try:
-        lines = _blocks(root)
-    except RecursionError:  # nested deeper than Python recurses (hundreds of levels): its text, block by block
-        lines = [line for t in root.get_text("\n").split("\n") if t.strip() for line in (_one_line(t), "")]
+    roots = _main_parts(soup)
+    lines: list[str] = []
+    for root in roots:
+        try:
+            lines += _blocks(root) + [""]
+        except RecursionError:  # nested deeper than Python recurses (hundreds of levels): its text, block by block
+            lines += [line for t in root.get_text("\n").split("\n") if t.strip() for line in (_one_line(t), "")]
     if not title:
-        h1 = root.find("h1")
+        h1 = next((h for root in roots if (h := root.find("h1"))), None)
         title = _one_line(h1.get_text(" ")) if h1 else ""
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip(), title
+
+
+def _main_parts(soup) -> list:
+    """Where a page's text is: its `<main>`; else its articles, every one in page order (a list page,
+    a blog or a changelog, has one per entry); else `role="main"`, Sphinx's `div.body`, the body."""
+    if main := soup.find("main"):
+        return [main]
+    if articles := [a for a in soup.find_all("article") if not a.find_parent("article")]:
+        return articles
+    return [soup.find(attrs={"role": "main"}) or soup.find("div", class_="body") or soup.body or soup]
 
 
 def _is_navigation(tag) -> bool:

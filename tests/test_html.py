@@ -125,3 +125,20 @@ def test_plain_text_files_read_underlined_headings_as_headings():
     text, _ = to_markdown("Install\n=======\n\nRun make.\n\n-----\n\nUsage\n-----\nRun it.\n\n-- Run it twice.\n", "text")
     assert "# Install\n\nRun make." in text and "## Usage\n\nRun it." in text and "-----" not in text
     assert "\n- Run it twice." in text
+
+
+def test_a_page_of_several_articles_keeps_every_one():
+    # A blog, changelog or search-results page has one <article> per entry and no <main>: only the
+    # first entry used to be read.
+    page = ("<html><head><title>Releases</title></head><body><nav>Home · Blog</nav>"
+            "<article><h2>Release 2.1</h2><p>Adds the retry flag.</p></article>"
+            "<article><h2>Release 2.0</h2><p>Drops Python 3.8.</p>"
+            "<article><p>A comment on 2.0.</p></article></article>"
+            "<footer>© the team</footer></body></html>")
+    text, title = html_to_markdown(page)
+    assert title == "Releases"
+    assert text == ("## Release 2.1\n\nAdds the retry flag.\n\n## Release 2.0\n\nDrops Python 3.8.\n\n"
+                    "A comment on 2.0.")
+    # a <main> still wins: the articles around it are not the page's text
+    text, _ = html_to_markdown("<body><article><p>Related post.</p></article><main><p>The page.</p></main></body>")
+    assert text == "The page."
