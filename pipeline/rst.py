@@ -5,14 +5,17 @@ what a reader of the rendered page sees.
 - Directives: code (`code-block`, `::` literal blocks) becomes fenced code; admonitions and
   version notes lead their body ("Note: …", "New in version 3.1: …"); object descriptions
   (`.. option:: -S <path>`, `.. function:: f(x)`) lead theirs with the signature as code;
-  every other directive (`only`, `container`, `tab`, …) keeps its body; `toctree`, `contents`, `index`,
-  `image`, `raw`, comments and link targets are dropped. `include` reads the file through the
+  a titled container (`tab`, `tab-item`, `topic`, `sidebar`, `dropdown`, `card`) leads its body with its
+  title ("Windows: …", as an admonition does); every other directive (`only`, `container`, …) keeps its
+  body; a `csv-table` becomes rows as tables do; a footnote's or citation's text is kept where it is
+  defined; `toctree`, `contents`, `index`, `image`, `raw`, comments and link targets are dropped. `include` reads the file through the
   caller's `include` function (`pipeline.ingest` keeps it inside the source's folder).
 - Definition lists read "term: definition"; simple and grid tables become one list item per row
   ("Header: cell — Header: cell"), as Markdown tables do (`pipeline.markup`).
 - Inline markup: ``` ``literal`` ``` and code roles (`:command:`, `:func:`, `:variable:`, …) become
   `code`; prose roles (`:ref:`, `:doc:`, `:term:`, …) their text; `` `text <url>`_ `` a Markdown link;
-  substitutions and footnote references their words or nothing.
+  a substitution its `replace::` text where the page defines one, else its words; footnote references
+  nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ _BULLET = re.compile(r"^[ \t]*(?:[-*+•]|#\.|\d+[.)]|\(?[a-zA-Z0-9]\)|[a-zA-Z][
 _SIMPLE_BORDER = re.compile(r"^[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
 _GRID_BORDER = re.compile(r"^[ \t]*\+(?:[-=]+\+)+[ \t]*$")
 
-CODE = {"code-block", "code", "sourcecode", "parsed-literal", "doctest", "productionlist", "highlight-block"}
+CODE = {"code-block", "code", "sourcecode", "parsed-literal", "doctest", "productionlist", "highlight-block", "code-tab"}
+# containers whose argument is a title the reader sees: a tab's platform, a topic's or a dropdown's title
+TITLED = {"tab", "tab-item", "group-tab", "topic", "sidebar", "dropdown", "card", "grid-item-card"}
 ADMONITIONS = {"note", "warning", "tip", "important", "caution", "attention", "hint", "danger", "error",
                "seealso", "todo", "admonition"}
 VERSIONS = {"versionadded": "New in version", "versionchanged": "Changed in version",
@@ -50,6 +55,8 @@ _ROLE = re.compile(r":(?P<role>[\w-]+(?::[\w-]+)*):`(?P<text>[^`]+)`")
 _LITERAL = re.compile(r"``(?P<code>.+?)``(?!`)")
 _HYPERLINK = re.compile(r"`(?P<text>[^`<]*?)\s*<(?P<url>[^`>]+)>`__?")
 _NAMED_REF = re.compile(r"`(?P<text>[^`<]+)`__?(?!\w)")
+_FOOTNOTE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w.-]*)\][ \t]+(?P<text>\S.*)$")
+_REPLACE = re.compile(r"^[ \t]*\.\.[ \t]+\|(?P<name>[^|]+)\|[ \t]+replace::[ \t]+(?P<text>\S.*?)[ \t]*$", re.MULTILINE)
 _FOOTNOTE_REF = re.compile(r"[ \t]*\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w.-]*)\]_(?!\w)")
 _SUBSTITUTION = re.compile(r"(?<![\w|])\|(?P<name>[^|\s][^|]*?)\|(?:__?)?(?![\w|])")
 
@@ -60,6 +67,10 @@ def rst_to_markdown(text: str, include: Include | None = None) -> str:
     """A reStructuredText page as Markdown-like text (see the module's docstring). `include(name)`
     returns the text of a file named by an `.. include::` directive, or None (then it is dropped)."""
     text = _titled_references(text.replace("\t", "    "))
+    replacements = {m.group("name"): m.group("text") for m in _REPLACE.finditer(text)}
+    if replacements:  # `|name|` → its `.. |name| replace:: text`, outside the definitions themselves
+        text = "\n".join(line if _REPLACE.match(line) else _SUBSTITUTION.sub(
+            lambda m: replacements.get(m.group("name"), m.group(0)), line) for line in text.split("\n"))
     lines = _blocks(text.split("\n"), include, depth=0)
     return "\n".join(_headings(lines))
 
@@ -159,9 +170,11 @@ def _directive(name: str, args: str, body: list[str], include: Include | None, d
         return _blocks(found.replace("\t", "    ").split("\n"), include, depth + 1) if found else []
     if base in CODE:
         body = [_inline(x) for x in body] if base == "parsed-literal" else body  # it holds inline markup
-        return fenced(body, args.split()[0] if args and base in ("code-block", "sourcecode", "code") else "")
+        return fenced(body, args.split()[0] if args and base in ("code-block", "sourcecode", "code", "code-tab") else "")
     if base == "list-table":
         return _list_table(body, int(options.get("header-rows", "0") or 0))
+    if base == "csv-table":
+        return _csv_table(body, options.get("header", ""))
     if base in ADMONITIONS and base != "admonition" and args:
         body = [*args.split("\n"), *body]  # `.. note:: Text` starts its body on the directive's line
     inner = _blocks(body, include, depth)
@@ -177,6 +190,8 @@ def _directive(name: str, args: str, body: list[str], include: Include | None, d
         if not signatures:
             return inner
         return lead(", ".join(f"`{s}`" for s in signatures) + ": ", inner)
+    if base in TITLED and args.strip():  # (a tab whose body renders to nothing leaves no title alone)
+        return lead(term_label(_inline(args.strip())), inner) if any(x.strip() for x in inner) else []
     if base == "rubric" and args:
         return ["", _inline(args), "", *inner]
     return ["", *inner, ""] if any(x.strip() for x in inner) else []
@@ -202,6 +217,10 @@ def _blocks(lines: list[str], include: Include | None, depth: int) -> list[str]:
                 i += 1
             body, i = _body(lines, i, indent)
             out += _directive(match.group("name"), "\n".join(args).strip(), body, include, depth)
+            continue
+        if footnote := _FOOTNOTE.match(line):  # a footnote's or citation's text, kept where it is defined
+            body, i = _body(lines, i + 1, indent)
+            out += ["", *_blocks([footnote.group("text"), *body], include, depth), ""]
             continue
         if _EXPLICIT.match(line):  # comment or target, with its indented continuation
             _, i = _body(lines, i + 1, indent)
@@ -358,6 +377,17 @@ def _list_table(body: list[str], header_rows: int) -> list[str]:
             rows[-1][-1] = f"{rows[-1][-1]} {line.strip()}".strip()
     header = rows[0] if header_rows and rows else [""] * max((len(r) for r in rows), default=0)
     return _rows(header, rows[header_rows:] if header_rows else rows)
+
+
+def _csv_table(body: list[str], header: str) -> list[str]:
+    """A `csv-table` directive's body (and its `:header:` option) as list items; a table read from
+    a file (`:file:`, `:url:`) has no body here and gives nothing."""
+    import csv
+
+    def parse(lines: list[str]) -> list[list[str]]:
+        return [[_inline(cell.strip()) for cell in row] for row in csv.reader(lines, skipinitialspace=True) if row]
+
+    return _rows(parse([header])[0] if header.strip() else [], parse([x for x in body if x.strip()]))
 
 
 def _rows(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -158,3 +158,42 @@ def test_a_version_note_opening_a_terms_text_dates_the_term():
     out = render(text)
     assert "`23` (new in version 3.20): C++23" in out
     assert "`--junit <file>` (new in version 3.21): Write results as JUnit." in out
+
+
+def test_tabs_keep_their_titles_and_footnotes_tables_and_substitutions_their_text():
+    page = """Installing
+==========
+
+.. tab:: Unix/macOS
+
+   .. code-block:: shell
+
+      python -m pip install SomePackage
+
+.. tab:: Windows
+
+   Run ``py -m pip install SomePackage`` instead [#launcher]_.
+
+.. code-tab:: py
+
+   import pip
+
+.. csv-table:: Limits
+   :header: "Name", "Default"
+
+   retries, 5
+   "timeout, in seconds", 15
+
+Use |tool| to build.
+
+.. |tool| replace:: CMake 3.20
+
+.. [#launcher] The launcher comes with Python 3.3 and later.
+"""
+    text = rst_to_markdown(page)
+    assert "Unix/macOS:\n\n```shell\npython -m pip install SomePackage\n```" in text
+    assert "Windows: Run `py -m pip install SomePackage` instead." in text
+    assert "```py\nimport pip\n```" in text
+    assert "- Name: retries — Default: 5" in text and "- Name: timeout, in seconds — Default: 15" in text
+    assert "Use CMake 3.20 to build." in text and "|tool|" not in text
+    assert "The launcher comes with Python 3.3 and later." in text and "[#launcher]" not in text
