@@ -5,11 +5,12 @@ what a reader of the rendered page sees.
 - Directives: code (`code-block`, `::` literal blocks) becomes fenced code; admonitions and
   version notes lead their body ("Note: …", "New in version 3.1: …"); object descriptions
   (`.. option:: -S <path>`, `.. function:: f(x)`) lead theirs with the signature as code;
-  a titled container (`tab`, `tab-item`, `topic`, `sidebar`, `dropdown`, `card`) leads its body with its
-  title ("Windows: …", as an admonition does); every other directive (`only`, `container`, …) keeps its
-  body; a `csv-table` becomes rows as tables do; a footnote's or citation's text is kept where it is
-  defined; `toctree`, `contents`, `index`, `image`, `raw`, comments and link targets are dropped. `include` reads the file through the
-  caller's `include` function (`pipeline.ingest` keeps it inside the source's folder).
+  a titled container (`tab`, `tab-item`, `topic`, `sidebar`, `dropdown`, `card`) leads its body with
+  its title ("Windows: …", as an admonition does); every other directive (`only`, `container`, …)
+  keeps its body; a `csv-table` becomes rows as tables do; a footnote's or citation's text is kept
+  where it is defined; `toctree`, `contents`, `index`, `image`, `raw`, comments and link targets are
+  dropped. `include` reads the file through the caller's `include` function (`pipeline.ingest`
+  keeps it inside the source's folder).
 - Definition lists read "term: definition"; simple and grid tables become one list item per row
   ("Header: cell — Header: cell"), as Markdown tables do (`pipeline.markup`).
 - Inline markup: ``` ``literal`` ``` and code roles (`:command:`, `:func:`, `:variable:`, …) become
