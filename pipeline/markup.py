@@ -132,6 +132,7 @@ class Site:
 
 
 _ADMONITION = re.compile(r"^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[\w-]+)(?:[ \t]+\"(?P<title>[^\"]*)\")?[ \t]*$")
+_TABBED = re.compile(r"^(?P<indent>[ \t]*)===!?\+?[ \t]+\"(?P<title>[^\"]*)\"[ \t]*$")  # pymdownx.tabbed: `=== "Windows"`
 _DOCUSAURUS = re.compile(r"^[ \t]*(?P<fence>:{3,})[ \t]*(?P<kind>[a-zA-Z][\w-]*)(?:\[(?P<t1>[^\]]*)\]|[ \t]+(?P<t2>.+?))?[ \t]*$")
 _MKDOCSTRINGS = re.compile(r"^[ \t]*:::[ \t]+[\w.]+[ \t]*$")
 
@@ -156,7 +157,7 @@ def _prefix_first(lines: list[str], label: str) -> list[str]:
 
 
 def render_blocks(text: str) -> str:
-    """MkDocs admonitions (`!!! note "Title"`, collapsible `???`), Docusaurus `:::note` blocks and
+    """MkDocs admonitions (`!!! note "Title"`, collapsible `???`) and content tabs (`=== "Windows"`), Docusaurus `:::note` blocks and
     mkdocstrings `::: module.name` directives made plain: the body unindented and led by its title
     or kind ("Note: ..."); directives and admonitions left empty by them are dropped."""
     lines, out, i, fence = text.split("\n"), [], 0, ""
@@ -180,14 +181,15 @@ def render_blocks(text: str) -> str:
             while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
                 i += 1
             continue
-        if match := _ADMONITION.match(line):
+        if match := _ADMONITION.match(line) or _TABBED.match(line):
             indent = len(match.group("indent").expandtabs(4))
             body, i = [], i + 1
             while i < len(lines) and (not lines[i].strip() or len(lines[i].expandtabs(4)) - len(lines[i].expandtabs(4).lstrip()) >= indent + 4):
                 body.append(lines[i].expandtabs(4)[indent + 4:] if lines[i].strip() else "")
                 i += 1
             inner = render_blocks("\n".join(body)).split("\n")
-            rendered = _prefix_first(inner, _label(match.group("kind"), match.group("title")))
+            kind = match.groupdict().get("kind") or ""  # (a tab has a title and no kind)
+            rendered = _prefix_first(inner, _label(kind, match.group("title")))
             if any(x.strip() for x in rendered):
                 out += ["", *[" " * indent + x if x else x for x in rendered], ""]
             continue

@@ -5,7 +5,9 @@ of the rendered page sees.
   `:::{warning}`), with `:key: value` options (or a `---` block of them) opening its body. Each renders
   as `pipeline.rst` renders the same Sphinx directive: code directives become fenced code,
   admonitions and version notes lead their body ("Note: …", "New in version 22.3: …"), object
-  descriptions lead theirs with the signature as code, `eval-rst` bodies are reStructuredText,
+  descriptions lead theirs with the signature as code, a titled container (`{tab-item} Windows`,
+  `{dropdown} Title`) leads its body with its title (a `{tab}` opens with its title in bold), `eval-rst`
+  bodies are reStructuredText,
   `toctree`, `image` and the like are dropped, and every other directive keeps its body (a body that
   opens with a console prompt, such as `$ pip install …`, is a console session: code).
 - A role (`` {ref}`Title <label>` ``, `` {pep}`517` ``, `` {file}`pip.conf` ``) renders as the rst role does.
@@ -112,6 +114,8 @@ def _directive(name: str, args: str, body: list[str]) -> list[str]:
         return rst.lead(", ".join(f"`{s}`" for s in signatures) + ": ", inner) if signatures else inner
     if base == "tab" and args:
         return ["", f"**{_roles(args)}**", "", *inner, ""]
+    if base in rst.TITLED and args.strip():  # `{tab-item} Windows`, `{dropdown} Title`: the title leads
+        return rst.lead(rst.term_label(_roles(args.strip())), inner) if any(x.strip() for x in inner) else []
     return ["", *inner, ""] if any(x.strip() for x in inner) else []
 
 

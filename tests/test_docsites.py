@@ -328,3 +328,27 @@ def test_loading_the_model_is_its_own_timing(tmp_path, embedder, settings):
     second = answer_question(Question("How do I request leave?"), parts)
     assert "load" in first.timings and "retrieve" in first.timings and "load" not in second.timings
     store.close()
+
+
+def test_content_tabs_and_titled_containers_lead_with_their_titles():
+    # MkDocs' `=== "Title"` tabs indent their body four spaces: read raw, the "Do" and "Don't"
+    # examples of a page became one indented code block under two stray `===` lines.
+    page = '''# Middleware
+
+=== "✅ Do"
+
+    ```python
+    self.state = {}
+    ```
+
+=== "❌ Don't"
+
+    Keep per-request data on the instance: it leaks across requests.
+'''
+    text = to_markdown(page, "markdown")[0]
+    assert "===" not in text
+    assert "✅ Do:\n\n```python\nself.state = {}\n```" in text
+    assert "❌ Don't: Keep per-request data on the instance: it leaks across requests." in text
+    myst = to_markdown("# Setup\n\n```{tab-item} Windows\nRun winget install foo.\n```\n\n"
+                       "```{dropdown} Advanced\nSet retries to 7.\n```\n", "markdown")[0]
+    assert "Windows: Run winget install foo." in myst and "Advanced: Set retries to 7." in myst
