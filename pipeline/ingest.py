@@ -63,11 +63,9 @@ def _add(report: LoadReport, location: str, load) -> None:
     never stops the others (a parser's own error included: it names the error's type)."""
     try:
         report.documents.append(load())
-    except (OSError, ValueError, urllib.error.URLError) as e:
-        log.warning("skipped %s: %s", location, e)
-        report.skipped.append((location, str(e)))
     except Exception as e:  # a parser's failure on a malformed document is that document's, not the source's
-        reason = f"could not be read ({type(e).__name__}: {e})"
+        known = isinstance(e, (OSError, ValueError, urllib.error.URLError))  # these name the file and the fault
+        reason = str(e) if known else f"could not be read ({type(e).__name__}: {e})"
         log.warning("skipped %s: %s", location, reason)
         report.skipped.append((location, reason))
 

@@ -157,9 +157,10 @@ def _prefix_first(lines: list[str], label: str) -> list[str]:
 
 
 def render_blocks(text: str) -> str:
-    """MkDocs admonitions (`!!! note "Title"`, collapsible `???`) and content tabs (`=== "Windows"`), Docusaurus `:::note` blocks and
-    mkdocstrings `::: module.name` directives made plain: the body unindented and led by its title
-    or kind ("Note: ..."); directives and admonitions left empty by them are dropped."""
+    """MkDocs admonitions (`!!! note "Title"`, collapsible `???`) and content tabs (`=== "Windows"`),
+    Docusaurus `:::note` blocks and mkdocstrings `::: module.name` directives made plain: the body
+    unindented and led by its title or kind ("Note: ..."); directives and admonitions left empty by
+    them are dropped."""
     lines, out, i, fence = text.split("\n"), [], 0, ""
     while i < len(lines):
         line = lines[i]
